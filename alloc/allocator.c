@@ -1,0 +1,168 @@
+/*
+ * allocator.c - the counted allocator handle every storage allocates through,
+ * and user-defined allocators.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "core/sync.h"
+
+void
+cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
+    void *state, const char *name, bool builtin)
+{
+	memset(a, 0, sizeof *a);
+	a->ops = ops;
+	a->state = state;
+	a->builtin = builtin;
+	strncpy(a->name, name, sizeof a->name - 1);
+}
+
+static bool
+cow_is_power_of_two(size_t x)
+{
+	return x != 0 && (x & (x - 1)) == 0;
+}
+
+static void *
+cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
+    const char *func)
+{
+	void *p;
+
+	if (alignment < COW_MIN_ALIGNMENT)
+		alignment = COW_MIN_ALIGNMENT;
+	p = a->ops->alloc(a->state, nbytes, alignment);
+	if (p == NULL) {
+		cow__counter_add(&a->failures, 1);
+		cow__error(COW_ENOMEM, func,
+		    "allocator '%s' could not allocate %zu bytes", a->name,
+		    nbytes);
+		return NULL;
+	}
+	cow__counter_add(&a->allocs, 1);
+	cow__counter_add(&a->bytes_allocated, nbytes);
+	return p;
+}
+
+void *
+cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
+{
+	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, func);
+}
+
+void
+cow__free(cow_allocator_t *a, void *ptr, size_t nbytes)
+{
+	if (ptr == NULL)
+		return;
+	a->ops->free(a->state, ptr, nbytes, COW_MIN_ALIGNMENT);
+	cow__counter_add(&a->frees, 1);
+	cow__counter_add(&a->bytes_freed, nbytes);
+}
+
+cow_status_t
+cow_allocator_new(const cow_allocator_ops_t *ops, void *state,
+    const char *name, cow_allocator_t **out)
+{
+	cow_allocator_t *a;
+
+	COW__CHECK_NOT_NULL(ops);
+	COW__CHECK_NOT_NULL(name);
+	COW__CHECK_NOT_NULL(out);
+	if (ops->alloc == NULL || ops->free == NULL)
+		return cow__error(COW_EINVAL, __func__,
+		    "ops->%s is NULL", ops->alloc == NULL ? "alloc" : "free");
+	a = malloc(sizeof *a);
+	if (a == NULL)
+		return cow__error(COW_ENOMEM, __func__,
+		    "could not allocate the handle for '%s'", name);
+	cow__allocator_init(a, ops, state, name, false);
+	*out = a;
+	return COW_OK;
+}
+
+cow_status_t
+cow_allocator_destroy(cow_allocator_t *allocator)
+{
+	cow_alloc_stats_t st;
+
+	COW__CHECK_NOT_NULL(allocator);
+	if (allocator->builtin)
+		return cow__error(COW_EINVAL, __func__,
+		    "allocator '%s' is built in and is never destroyed",
+		    allocator->name);
+	cow_allocator_stats(allocator, &st);
+	if (st.live_allocs != 0)
+		return cow__error(COW_EBUSY, __func__,
+		    "allocator '%s' still has %llu live allocations "
+		    "(%llu bytes)", allocator->name,
+		    (unsigned long long)st.live_allocs,
+		    (unsigned long long)st.live_bytes);
+	if (allocator->ops == &cow__fault_ops)
+		free(allocator->state);
+	free(allocator);
+	return COW_OK;
+}
+
+const char *
+cow_allocator_name(const cow_allocator_t *allocator)
+{
+	return allocator == NULL ? "" : allocator->name;
+}
+
+cow_status_t
+cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
+{
+	uint64_t frees, bytes_freed;
+
+	COW__CHECK_NOT_NULL(allocator);
+	COW__CHECK_NOT_NULL(out);
+	/* Frees are read before allocations so live values never go below
+	 * zero while other threads allocate and free. */
+	frees = cow__counter_load(&allocator->frees);
+	bytes_freed = cow__counter_load(&allocator->bytes_freed);
+	out->frees = frees;
+	out->allocs = cow__counter_load(&allocator->allocs);
+	out->failures = cow__counter_load(&allocator->failures);
+	out->total_bytes = cow__counter_load(&allocator->bytes_allocated);
+	out->live_allocs = out->allocs - frees;
+	out->live_bytes = out->total_bytes - bytes_freed;
+	return COW_OK;
+}
+
+void *
+cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
+    size_t alignment)
+{
+	if (allocator == NULL || nbytes == 0 ||
+	    !cow_is_power_of_two(alignment)) {
+		cow__error(COW_EINVAL, __func__,
+		    "allocator %p, nbytes %zu, alignment %zu: need a handle, "
+		    "nbytes > 0 and a power-of-two alignment",
+		    (void *)allocator, nbytes, alignment);
+		return NULL;
+	}
+	if (nbytes > (size_t)PTRDIFF_MAX) {
+		cow__error(COW_EOVERFLOW, __func__,
+		    "nbytes %zu exceeds the maximum %zu", nbytes,
+		    (size_t)PTRDIFF_MAX);
+		return NULL;
+	}
+	return cow_alloc_aligned(allocator, nbytes, alignment, __func__);
+}
+
+void
+cow_allocator_free(cow_allocator_t *allocator, void *ptr, size_t nbytes,
+    size_t alignment)
+{
+	if (allocator == NULL || ptr == NULL)
+		return;
+	if (alignment < COW_MIN_ALIGNMENT)
+		alignment = COW_MIN_ALIGNMENT;
+	allocator->ops->free(allocator->state, ptr, nbytes, alignment);
+	cow__counter_add(&allocator->frees, 1);
+	cow__counter_add(&allocator->bytes_freed, nbytes);
+}

@@ -1,0 +1,42 @@
+/*
+ * allocator.h - internal view of an allocator handle: the vtable, its state
+ * and the counters the library keeps for every handle.
+ */
+#ifndef COW_ALLOC_ALLOCATOR_H
+#define COW_ALLOC_ALLOCATOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cowstore/alloc.h>
+
+#define COW__ALLOCATOR_NAME_MAX 32
+
+struct cow_allocator_s {
+	const cow_allocator_ops_t *ops; /* Read-only after init. */
+	void *state;                    /* Read-only after init. */
+	char name[COW__ALLOCATOR_NAME_MAX]; /* Read-only after init. */
+	bool builtin;                   /* Read-only: never destroyed. */
+	/* Synchronization: atomic (relaxed counters). */
+	uint64_t allocs;
+	uint64_t frees;
+	uint64_t failures;
+	uint64_t bytes_allocated;
+	uint64_t bytes_freed;
+};
+
+/* Initialise a handle in place (built-ins and cow_allocator_new). */
+void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
+    void *state, const char *name, bool builtin);
+
+/*
+ * Allocate @nbytes (> 0) aligned to COW_MIN_ALIGNMENT, counted. Returns NULL
+ * on failure and sets cow_last_error() naming @func.
+ */
+void *cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func);
+void cow__free(cow_allocator_t *a, void *ptr, size_t nbytes);
+
+/* The vtable of fault allocators (to recognise their handles). */
+extern const cow_allocator_ops_t cow__fault_ops;
+
+#endif

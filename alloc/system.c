@@ -1,0 +1,60 @@
+/*
+ * system.c - the system allocator (posix_memalign/free) and the choice of
+ * the default allocator.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "alloc/allocator.h"
+
+static void *
+cow_system_alloc(void *state, size_t nbytes, size_t alignment)
+{
+	void *p = NULL;
+
+	(void)state;
+	if (posix_memalign(&p, alignment, nbytes) != 0)
+		return NULL;
+	return p;
+}
+
+static void
+cow_system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+{
+	(void)state;
+	(void)nbytes;
+	(void)alignment;
+	free(ptr);
+}
+
+static const cow_allocator_ops_t cow_system_ops = {
+	.alloc = cow_system_alloc,
+	.free = cow_system_free,
+};
+
+static cow_allocator_t cow_system_allocator;
+static pthread_once_t cow_system_once = PTHREAD_ONCE_INIT;
+
+static void
+cow_system_init(void)
+{
+	cow__allocator_init(&cow_system_allocator, &cow_system_ops, NULL,
+	    "system", true);
+}
+
+cow_allocator_t *
+cow_allocator_system(void)
+{
+	pthread_once(&cow_system_once, cow_system_init);
+	return &cow_system_allocator;
+}
+
+cow_allocator_t *
+cow_allocator_default(void)
+{
+	cow_allocator_t *a;
+
+	if (cow_allocator_jemalloc(&a) == COW_OK)
+		return a;
+	return cow_allocator_system();
+}

@@ -1,0 +1,179 @@
+/*
+ * cowstore allocators: one interface for every storage's data and metadata.
+ *
+ * An allocator is an opaque handle over a small vtable (cow_allocator_ops_t)
+ * that users may implement. The library counts every allocation made through
+ * a handle (live bytes, allocations, frees, failures), whatever the back end.
+ *
+ * Lifetime rule: an allocator must outlive every storage that uses it.
+ * cow_allocator_destroy() refuses (COW_EBUSY) while allocations are live.
+ *
+ * Back ends shipped:
+ * - jemalloc: a private jemalloc arena (mallocx/sdallocx with MALLOCX_ARENA).
+ *   Present only in builds configured with jemalloc (normal builds). Linking
+ *   libcowstore in such a build links libjemalloc, which replaces malloc for
+ *   the whole host process (jemalloc is not prefixed on Debian): embedders who
+ *   do not want that build with -DCOW_WITH_JEMALLOC=OFF.
+ * - system: aligned_alloc/free. Used by default in sanitizer and fuzz builds.
+ * - fault: wraps another allocator and fails chosen allocations (tests).
+ */
+#ifndef COWSTORE_ALLOC_H
+#define COWSTORE_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every buffer the library asks for is aligned to at least this. */
+#define COW_MIN_ALIGNMENT 64
+
+typedef struct cow_allocator_s cow_allocator_t;
+
+/*
+ * The vtable a user implements. Both functions may be called from any thread
+ * at the same time; they must be thread-safe.
+ * - alloc: return nbytes (> 0) bytes aligned to alignment (a power of two,
+ *   at least COW_MIN_ALIGNMENT), or NULL on failure.
+ * - free: release a block from alloc; nbytes and alignment are the values
+ *   passed to alloc (a sized free).
+ */
+typedef struct cow_allocator_ops_s {
+	void *(*alloc)(void *state, size_t nbytes, size_t alignment);
+	void (*free)(void *state, void *ptr, size_t nbytes, size_t alignment);
+} cow_allocator_ops_t;
+
+/* Counters kept for every allocator handle. */
+typedef struct cow_alloc_stats_s {
+	uint64_t allocs;      /* successful allocations */
+	uint64_t frees;       /* frees */
+	uint64_t failures;    /* allocations that returned NULL */
+	uint64_t live_allocs; /* allocs - frees */
+	uint64_t live_bytes;  /* bytes allocated and not yet freed */
+	uint64_t total_bytes; /* bytes ever allocated */
+} cow_alloc_stats_t;
+
+/**
+ * cow_allocator_new - wrap a user vtable in a counted allocator handle.
+ * @ops: the vtable; must stay valid until the handle is destroyed.
+ * @state: passed to every ops call; owned by the caller.
+ * @name: copied (at most 31 characters are kept); NULL is invalid.
+ * @out: receives the handle on success.
+ * Ownership: the caller owns the handle and destroys it with
+ * cow_allocator_destroy() after every storage using it is released.
+ * Thread-safety: any thread. Errors: COW_EINVAL (NULL argument or NULL
+ * function in ops), COW_ENOMEM.
+ */
+COW_API cow_status_t cow_allocator_new(const cow_allocator_ops_t *ops,
+    void *state, const char *name, cow_allocator_t **out);
+
+/**
+ * cow_allocator_destroy - destroy a handle made by cow_allocator_new() or
+ * cow_allocator_fault_new().
+ * Thread-safety: no other thread may use the handle at the same time.
+ * Errors: COW_EINVAL (NULL, or a built-in allocator, which is never
+ * destroyed), COW_EBUSY (allocations still live; nothing is destroyed).
+ */
+COW_API cow_status_t cow_allocator_destroy(cow_allocator_t *allocator);
+
+/**
+ * cow_allocator_default - the allocator used when a caller passes NULL:
+ * jemalloc in builds with jemalloc, system otherwise.
+ * Ownership: a process-wide singleton; never destroy it.
+ * Thread-safety: any thread; initialised once on first use.
+ * Errors: none. If the jemalloc arena cannot be created the default is the
+ * system allocator (and cow_allocator_name() says "system").
+ */
+COW_API cow_allocator_t *cow_allocator_default(void);
+
+/**
+ * cow_allocator_system - the aligned_alloc/free allocator.
+ * Ownership: process-wide singleton. Thread-safety: any thread. Errors: none.
+ */
+COW_API cow_allocator_t *cow_allocator_system(void);
+
+/**
+ * cow_allocator_jemalloc - the allocator over the library's private jemalloc
+ * arena.
+ * Ownership: process-wide singleton. Thread-safety: any thread.
+ * Errors: COW_ENOTSUP when the library was built without jemalloc (every
+ * sanitizer and fuzz build), COW_ENOMEM when the arena cannot be created.
+ */
+COW_API cow_status_t cow_allocator_jemalloc(cow_allocator_t **out);
+
+/**
+ * cow_allocator_name - the allocator's name ("jemalloc", "system", "fault",
+ * or the user's). Ownership: owned by the handle. Errors: NULL gives "".
+ */
+COW_API const char *cow_allocator_name(const cow_allocator_t *allocator);
+
+/**
+ * cow_allocator_stats - read the allocator's counters.
+ * Thread-safety: any thread; each counter is read atomically, but the set is
+ * not a snapshot while other threads allocate.
+ * Errors: COW_EINVAL on NULL.
+ */
+COW_API cow_status_t cow_allocator_stats(const cow_allocator_t *allocator,
+    cow_alloc_stats_t *out);
+
+/**
+ * cow_allocator_alloc / cow_allocator_free - allocate and free through a
+ * handle directly (counted like the library's own allocations).
+ * alloc: nbytes > 0, alignment a power of two (raised to COW_MIN_ALIGNMENT).
+ * Returns NULL on failure (and sets cow_last_error()). free takes the same
+ * nbytes and alignment; free(NULL) does nothing.
+ * Thread-safety: any thread.
+ */
+COW_API void *cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
+    size_t alignment);
+COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
+    size_t nbytes, size_t alignment);
+
+/**
+ * cow_allocator_fault_new - a fault-injecting allocator around @inner.
+ * Unarmed, it forwards every call. Armed, it fails chosen allocations (they
+ * return NULL without calling @inner).
+ * Ownership: the caller owns the handle (cow_allocator_destroy); @inner must
+ * outlive it. Thread-safety: any thread; arming is atomic.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM.
+ */
+COW_API cow_status_t cow_allocator_fault_new(cow_allocator_t *inner,
+    cow_allocator_t **out);
+
+/**
+ * cow_allocator_fault_fail_nth - fail the @n-th allocation from now (1 = the
+ * next one), once; later allocations succeed. @n = 0 disarms.
+ * Errors: COW_EINVAL if @allocator is NULL or not a fault allocator.
+ */
+COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
+    uint64_t n);
+
+/**
+ * cow_allocator_fault_fail_random - fail each allocation with probability
+ * @probability (0..1), decided by a deterministic generator seeded with
+ * @seed: the k-th allocation after arming fails or not as a pure function of
+ * (seed, k). Errors: COW_EINVAL (bad handle, probability outside 0..1 or NaN).
+ */
+COW_API cow_status_t cow_allocator_fault_fail_random(
+    cow_allocator_t *allocator, double probability, uint64_t seed);
+
+/**
+ * cow_allocator_fault_disarm - stop failing. Errors: COW_EINVAL (bad handle).
+ */
+COW_API cow_status_t cow_allocator_fault_disarm(cow_allocator_t *allocator);
+
+/**
+ * cow_allocator_fault_injected - how many allocations this fault allocator
+ * has failed on purpose since it was made. Returns 0 for a bad handle.
+ */
+COW_API uint64_t cow_allocator_fault_injected(const cow_allocator_t *allocator);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,13 @@
+/*
+ * cowstore: copy-on-write tensor storage, safe under concurrency.
+ * Umbrella header: includes the whole public API.
+ */
+#ifndef COWSTORE_COWSTORE_H
+#define COWSTORE_COWSTORE_H
+
+#include "common.h"
+#include "alloc.h"
+#include "storage.h"
+#include "stats.h"
+
+#endif

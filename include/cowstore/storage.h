@@ -1,0 +1,179 @@
+/*
+ * cowstore storages: a refcounted owner of one data allocation, with lazy
+ * (copy-on-write) clones.
+ *
+ * Model (seeds 000 and 002): lazy copies are distinct storages that share one
+ * data allocation through a refcounted COW context. The first write through
+ * any of them (cow_storage_mutable_data) materialises that storage: it copies
+ * the data while others still share it, or, when it holds the last
+ * reference, steals the data without copying.
+ *
+ * Thread-safety contract:
+ * - The user serialises writes against reads on ONE storage, as in every
+ *   tensor library: cow_storage_mutable_data(s) (a write) must not run
+ *   concurrently with any other call on s except retain/release by holders
+ *   of other references. Lazy clone, const access and the queries are reads
+ *   and may run concurrently with each other on one storage.
+ * - Across DIFFERENT storages that share data (lazy copies of each other),
+ *   everything is safe with no user synchronisation: different threads may
+ *   clone, write, materialise and release them at the same time.
+ *
+ * Zero-byte storages hold no data: const data is NULL, mutable data is NULL
+ * with COW_OK, and they are never copy-on-write (a lazy clone of one is a
+ * new, independent zero-byte storage).
+ */
+#ifndef COWSTORE_STORAGE_H
+#define COWSTORE_STORAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct cow_storage_s cow_storage_t;
+
+/* Called once when external data is no longer referenced. */
+typedef void (*cow_deleter_fn)(void *data, size_t nbytes, void *ctx);
+
+/* cow_storage_from_external flags. */
+enum {
+	/*
+	 * The memory may not be shared (the caller may still write it, for
+	 * instance): a lazy clone of such a storage is an eager copy (the
+	 * seed's fallback), counted in cow_stats_t.eager_fallbacks.
+	 */
+	COW_STORAGE_NOT_SHAREABLE = 1u << 0
+};
+
+/* Largest nbytes a storage may have. */
+#define COW_STORAGE_MAX_NBYTES ((size_t)PTRDIFF_MAX)
+
+/**
+ * cow_storage_new - a private storage of @nbytes zero-filled bytes.
+ * @allocator: NULL for cow_allocator_default(); must outlive the storage.
+ * Ownership: *out holds one reference, released with cow_storage_release().
+ * Thread-safety: any thread.
+ * Errors: COW_EINVAL (out NULL), COW_EOVERFLOW (nbytes above
+ * COW_STORAGE_MAX_NBYTES), COW_ENOMEM.
+ */
+COW_API cow_status_t cow_storage_new(size_t nbytes, cow_allocator_t *allocator,
+    cow_storage_t **out);
+
+/**
+ * cow_storage_from_external - a storage over memory the caller provides.
+ * @data: may be NULL only when nbytes is 0.
+ * @deleter: called exactly once with (data, nbytes, deleter_ctx) when no
+ * storage references the data any more; NULL means the caller keeps
+ * ownership and must keep the memory valid until then.
+ * @flags: 0 or COW_STORAGE_NOT_SHAREABLE.
+ * Metadata and later copies use cow_allocator_default().
+ * Ownership: on success the storage owns @data (through the deleter); on
+ * failure nothing is taken and the deleter is not called.
+ * Errors: COW_EINVAL (out NULL, data NULL with nbytes > 0, unknown flag),
+ * COW_EOVERFLOW, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_storage_from_external(void *data, size_t nbytes,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_storage_t **out);
+
+/**
+ * cow_storage_retain - add a reference. Thread-safety: any thread holding a
+ * reference. Aborts on refcount overflow (a bug in the caller).
+ */
+COW_API void cow_storage_retain(cow_storage_t *storage);
+
+/**
+ * cow_storage_release - drop a reference; the last one frees the storage,
+ * and gives back its share of the data (the last share frees the data, after
+ * waiting for any peer still copying it). NULL does nothing.
+ * Thread-safety: any thread holding a reference; safe against peers that
+ * materialise or clone at the same time.
+ */
+COW_API void cow_storage_release(cow_storage_t *storage);
+
+/**
+ * cow_storage_nbytes - size in bytes. Thread-safety: any thread. NULL gives 0.
+ */
+COW_API size_t cow_storage_nbytes(const cow_storage_t *storage);
+
+/**
+ * cow_storage_const_data - the data for reading. Never materialises and costs
+ * no atomic operation. The pointer is valid until the next write
+ * (cow_storage_mutable_data) through this storage or its release.
+ * The caller must not write through it. NULL for NULL or zero-byte storages.
+ */
+COW_API const void *cow_storage_const_data(const cow_storage_t *storage);
+
+/**
+ * cow_storage_mutable_data - the data for writing. A COW storage is
+ * materialised first (copy, or steal when it holds the last share); after
+ * that the storage owns its data privately.
+ * Ownership: *ptr is owned by the storage.
+ * Thread-safety: a write on @storage (see the contract above); safe against
+ * any concurrent operation on other storages, shared data included.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (the copy could not be allocated:
+ * the storage, its data and every share count are exactly as before).
+ */
+COW_API cow_status_t cow_storage_mutable_data(cow_storage_t *storage,
+    void **ptr);
+
+/**
+ * cow_storage_materialize - make the storage private now, as
+ * cow_storage_mutable_data() does, without returning the pointer.
+ * Same contract and errors.
+ */
+COW_API cow_status_t cow_storage_materialize(cow_storage_t *storage);
+
+/**
+ * cow_storage_lazy_clone - a new storage with the same bytes, sharing @src's
+ * data until one of them is written. O(1): one atomic increment (plus one
+ * compare-and-swap the first time @src is cloned). Falls back to an eager
+ * copy when @src is COW_STORAGE_NOT_SHAREABLE.
+ * Ownership: *out holds one reference. The new storage uses @src's allocator.
+ * Thread-safety: a read of @src: any number of threads may lazy-clone one
+ * storage at the same time (the first clones race to install one context;
+ * one wins).
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed: @src is not made
+ * copy-on-write and share counts are unchanged).
+ */
+COW_API cow_status_t cow_storage_lazy_clone(cow_storage_t *src,
+    cow_storage_t **out);
+
+/**
+ * cow_storage_is_cow - true while the storage shares (or may share) its data
+ * through a COW context, i.e. until its next materialisation.
+ * Thread-safety: a read. NULL gives false.
+ */
+COW_API bool cow_storage_is_cow(const cow_storage_t *storage);
+
+/**
+ * cow_storage_share_count - how many storages share this storage's data
+ * (1 when private). Under concurrent materialisation of peers the value may
+ * be stale by the time it returns. NULL gives 0.
+ */
+COW_API size_t cow_storage_share_count(const cow_storage_t *storage);
+
+/**
+ * cow_storage_shares_data - true when @a and @b share one data allocation
+ * (the same storage, or lazy copies that neither has materialised).
+ * NULL gives false.
+ */
+COW_API bool cow_storage_shares_data(const cow_storage_t *a,
+    const cow_storage_t *b);
+
+/**
+ * cow_storage_allocator - the allocator the storage uses for its metadata
+ * and its copies. Ownership: borrowed. NULL gives NULL.
+ */
+COW_API cow_allocator_t *cow_storage_allocator(const cow_storage_t *storage);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

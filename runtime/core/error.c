@@ -1,0 +1,63 @@
+/*
+ * error.c - status names, the thread-local error message, cow__die.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/die.h"
+#include "core/error.h"
+
+#define COW_ERROR_MAX 256
+
+static _Thread_local char cow_error_buffer[COW_ERROR_MAX];
+
+const char *
+cow_status_str(cow_status_t status)
+{
+	switch (status) {
+	case COW_OK: return "COW_OK";
+	case COW_EINVAL: return "COW_EINVAL";
+	case COW_ENOMEM: return "COW_ENOMEM";
+	case COW_EOVERFLOW: return "COW_EOVERFLOW";
+	case COW_ERANGE: return "COW_ERANGE";
+	case COW_ENOTSUP: return "COW_ENOTSUP";
+	case COW_EBUSY: return "COW_EBUSY";
+	case COW_ESHAPE: return "COW_ESHAPE";
+	case COW_EDTYPE: return "COW_EDTYPE";
+	case COW_EOVERLAP: return "COW_EOVERLAP";
+	case COW_EALIASING: return "COW_EALIASING";
+	}
+	return "COW_E?";
+}
+
+const char *
+cow_last_error(void)
+{
+	return cow_error_buffer;
+}
+
+cow_status_t
+cow__error(cow_status_t status, const char *func, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	n = snprintf(cow_error_buffer, sizeof cow_error_buffer, "%s: ", func);
+	if (n < 0 || (size_t)n >= sizeof cow_error_buffer)
+		return status;
+	va_start(ap, fmt);
+	vsnprintf(cow_error_buffer + n, sizeof cow_error_buffer - (size_t)n,
+	    fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+void
+cow__die_at(const char *file, const char *func, int line, const char *cause)
+{
+	fprintf(stderr, "cowstore: (%s:%s@%d) unrecoverable error: %s\n", file,
+	    func, line, cause);
+	fflush(stderr);
+	abort();
+}

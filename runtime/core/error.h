@@ -1,0 +1,22 @@
+/*
+ * error.h - setting the thread-local error message (see common.h for the
+ * error rule).
+ */
+#ifndef COW_CORE_ERROR_H
+#define COW_CORE_ERROR_H
+
+#include <cowstore/common.h>
+
+/* Record "func: message" for cow_last_error() and return @status. */
+cow_status_t cow__error(cow_status_t status, const char *func,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Shorthand for the common NULL-argument check. */
+#define COW__CHECK_NOT_NULL(arg)                                            \
+	do {                                                                \
+		if ((arg) == NULL)                                          \
+			return cow__error(COW_EINVAL, __func__,             \
+			    "argument '%s' is NULL", #arg);                 \
+	} while (0)
+
+#endif

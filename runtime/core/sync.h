@@ -1,0 +1,272 @@
+/*
+ * sync.h - the one internal header through which cowstore uses
+ * ConcurrencyKit: refcounts, pointer publication and the shared/exclusive
+ * lock of a COW context. Nothing else includes a ck_*.h header.
+ *
+ * ThreadSanitizer: Debian's ck_pr on x86_64 is inline assembly that TSan does
+ * not see (shared/TOOLCHAIN.md section 1.7). In TSan builds every primitive
+ * below tells TSan about the happens-before edge it creates, with
+ * __tsan_acquire/__tsan_release for atomics and __tsan_mutex_* for the lock,
+ * so the TSan run checks the same ck code that ships. No suppressions.
+ *
+ * Fault switches (COW_FAULT_*) break the protocol on purpose for the stress
+ * harness's negative controls; they are never defined in release builds.
+ */
+#ifndef COW_CORE_SYNC_H
+#define COW_CORE_SYNC_H
+
+#include <limits.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <ck_pr.h>
+#include <ck_rwlock.h>
+
+#include "core/die.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define COW_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define COW_TSAN 1
+#endif
+#endif
+
+#ifdef COW_TSAN
+#include <sanitizer/tsan_interface.h>
+#define COW__TSAN_ACQUIRE(addr) __tsan_acquire((void *)(addr))
+#define COW__TSAN_RELEASE(addr) __tsan_release((void *)(addr))
+#define COW__TSAN_MUTEX(call) call
+#else
+#define COW__TSAN_ACQUIRE(addr) ((void)0)
+#define COW__TSAN_RELEASE(addr) ((void)0)
+#define COW__TSAN_MUTEX(call) ((void)0)
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Refcounts (urcu ref.h semantics: get aborts on overflow or on a dead
+ * object, put reports the drop to zero).                              */
+
+typedef struct cow__refcount {
+	unsigned value; /* Synchronization: atomic (ck_pr). */
+} cow__refcount_t;
+
+static inline void
+cow__ref_init(cow__refcount_t *ref, unsigned value)
+{
+	ck_pr_store_uint(&ref->value, value);
+}
+
+static inline unsigned
+cow__ref_load(const cow__refcount_t *ref)
+{
+	unsigned v = ck_pr_load_uint(&ref->value);
+
+	/* Pairs with the release in cow__ref_sub: a reader that sees a count
+	 * drop also sees what the droppers did before dropping. */
+	ck_pr_fence_acquire();
+	COW__TSAN_ACQUIRE(ref);
+	return v;
+}
+
+static inline void
+cow__ref_get(cow__refcount_t *ref)
+{
+#ifdef COW_FAULT_NONATOMIC_INCREMENT
+	/* Negative control (d): a lost-update increment. */
+	unsigned *p = &ref->value;
+	unsigned old = *(volatile unsigned *)p;
+	sched_yield();
+	*(volatile unsigned *)p = old + 1;
+#else
+	unsigned old = ck_pr_faa_uint(&ref->value, 1);
+#endif
+	if (old == 0 || old == UINT_MAX)
+		cow__die("refcount get on a dead or saturated object");
+}
+
+/* Subtract one; return the value before. The caller that sees 1 owns the
+ * object. */
+static inline unsigned
+cow__ref_sub(cow__refcount_t *ref)
+{
+	unsigned old;
+
+	/* Release: everything this thread did with the object happens before
+	 * the thread that drops the count to zero frees or steals it. */
+	COW__TSAN_RELEASE(ref);
+	ck_pr_fence_release();
+	old = ck_pr_faa_uint(&ref->value, UINT_MAX);
+	if (old == 0)
+		cow__die("refcount put below zero");
+	if (old == 1) {
+		/* Acquire: we are the last; see every earlier holder's work. */
+		ck_pr_fence_acquire();
+		COW__TSAN_ACQUIRE(ref);
+	}
+	return old;
+}
+
+/* True when the count dropped to zero. */
+static inline bool
+cow__ref_put(cow__refcount_t *ref)
+{
+	return cow__ref_sub(ref) == 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pointer publication.                                                */
+
+static inline void *
+cow__ptr_load(const void *slot)
+{
+	void *p = ck_pr_md_load_ptr(slot);
+
+	/* Acquire: the pointee was initialised before it was published. */
+	ck_pr_fence_acquire();
+	COW__TSAN_ACQUIRE(slot);
+	return p;
+}
+
+static inline void
+cow__ptr_store(void *slot, void *value)
+{
+	COW__TSAN_RELEASE(slot);
+	/* Release: initialise the pointee before others can see it. */
+	ck_pr_fence_release();
+	ck_pr_md_store_ptr(slot, value);
+}
+
+/* Install @value if *slot is NULL. Returns the winner: @value or the pointer
+ * another thread installed first. */
+static inline void *
+cow__ptr_install(void *slot, void *value)
+{
+	void *seen;
+
+	COW__TSAN_RELEASE(slot);
+	ck_pr_fence_release();
+	if (ck_pr_cas_ptr_value(slot, NULL, value, &seen))
+		return value;
+	ck_pr_fence_acquire();
+	COW__TSAN_ACQUIRE(slot);
+	return seen;
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters that are not synchronisation (statistics).                 */
+
+static inline void
+cow__counter_add(uint64_t *counter, uint64_t n)
+{
+	ck_pr_add_64(counter, n);
+}
+
+static inline uint64_t
+cow__counter_load(const uint64_t *counter)
+{
+	return ck_pr_load_64(counter);
+}
+
+static inline void
+cow__counter_store(uint64_t *counter, uint64_t v)
+{
+	ck_pr_store_64(counter, v);
+}
+
+static inline uint64_t
+cow__counter_fetch_add(uint64_t *counter, uint64_t n)
+{
+	return ck_pr_faa_64(counter, n);
+}
+
+static inline bool
+cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
+{
+	return ck_pr_cas_64(counter, old, new_value);
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared/exclusive lock of a COW context: ck_rwlock (write-biased, 8 B).
+ * Shared: copiers reading the original data. Exclusive: the last reference,
+ * which must wait for pending copiers before it steals or frees the data.
+ * Rules (ck_rwlock): never take the shared lock twice in one thread, never
+ * take the exclusive lock while holding the shared one.
+ *
+ * Waiting spins briefly, then yields: with more threads than cores a waiter
+ * that only spins burns the time slice the lock holder needs.           */
+
+typedef struct cow__rwlock {
+	ck_rwlock_t ck; /* Synchronization: ck_rwlock internals. */
+} cow__rwlock_t;
+
+static inline void
+cow__backoff(unsigned *spins)
+{
+	if (++*spins < 64)
+		ck_pr_stall();
+	else
+		sched_yield();
+}
+
+static inline void
+cow__rwlock_init(cow__rwlock_t *l)
+{
+	ck_rwlock_init(&l->ck);
+	COW__TSAN_MUTEX(__tsan_mutex_create(l, __tsan_mutex_not_static));
+}
+
+static inline void
+cow__rwlock_destroy(cow__rwlock_t *l)
+{
+	(void)l;
+	COW__TSAN_MUTEX(__tsan_mutex_destroy(l, 0));
+}
+
+static inline void
+cow__rwlock_read_lock(cow__rwlock_t *l)
+{
+	unsigned spins = 0;
+
+	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, __tsan_mutex_read_lock));
+	while (!ck_rwlock_read_trylock(&l->ck))
+		cow__backoff(&spins);
+	COW__TSAN_MUTEX(__tsan_mutex_post_lock(l, __tsan_mutex_read_lock, 0));
+}
+
+static inline void
+cow__rwlock_read_unlock(cow__rwlock_t *l)
+{
+	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, __tsan_mutex_read_lock));
+	ck_rwlock_read_unlock(&l->ck);
+	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, __tsan_mutex_read_lock));
+}
+
+static inline void
+cow__rwlock_write_lock(cow__rwlock_t *l)
+{
+	unsigned spins = 0;
+
+	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, 0));
+	/* Claim the writer flag, then wait for the readers already inside.
+	 * Readers that arrive later see the flag and wait (write bias). */
+	while (ck_pr_fas_uint(&l->ck.writer, 1) != 0)
+		cow__backoff(&spins);
+	ck_pr_fence_atomic_load();
+	spins = 0;
+	while (ck_pr_load_uint(&l->ck.n_readers) != 0)
+		cow__backoff(&spins);
+	ck_pr_fence_lock();
+	COW__TSAN_MUTEX(__tsan_mutex_post_lock(l, 0, 0));
+}
+
+static inline void
+cow__rwlock_write_unlock(cow__rwlock_t *l)
+{
+	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, 0));
+	ck_rwlock_write_unlock(&l->ck);
+	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, 0));
+}
+
+#endif

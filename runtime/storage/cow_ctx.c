@@ -1,0 +1,141 @@
+/*
+ * cow_ctx.c - the copy-or-steal protocol (seed 000, shared/DESIGN.md,
+ * docs/design.md). Labels in brackets ([COPY], [STEAL], ...) match the
+ * Promela model in docs/model/cow_protocol.pml.
+ *
+ * Invariant: a storage decrements `shares` while materialising only with the
+ * shared lock held, so whoever sees the count reach zero (or sees it at one
+ * as the sole holder) can take the exclusive lock to wait for every copier
+ * that is still reading the data.
+ */
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "core/stats.h"
+#include "storage/cow_ctx.h"
+
+#if defined(COW_FAULT_DECREMENT_BEFORE_LOCK) || \
+    defined(COW_FAULT_STEAL_WITHOUT_WAIT)
+#define COW_FAULT_WINDOW() sched_yield()
+#else
+#define COW_FAULT_WINDOW() ((void)0)
+#endif
+
+cow_status_t
+cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
+    cow__ctx_t **out, const char *func)
+{
+	cow__ctx_t *ctx = cow__alloc(alloc, sizeof *ctx, func);
+
+	if (ctx == NULL)
+		return COW_ENOMEM;
+	cow__rwlock_init(&ctx->lock);
+	cow__ref_init(&ctx->shares, 1);
+	ctx->buf = *buf;
+	ctx->alloc = alloc;
+	*out = ctx;
+	return COW_OK;
+}
+
+static void
+cow_ctx_destroy(cow__ctx_t *ctx)
+{
+	cow__rwlock_destroy(&ctx->lock);
+	cow__free(ctx->alloc, ctx, sizeof *ctx);
+}
+
+void
+cow__ctx_discard(cow__ctx_t *ctx)
+{
+	cow_ctx_destroy(ctx);
+}
+
+void
+cow__ctx_share(cow__ctx_t *ctx)
+{
+	cow__ref_get(&ctx->shares); /* [CLONE] */
+}
+
+/* [WAIT] The caller holds the last share. Copiers that decremented before us
+ * still hold the shared lock; the exclusive lock returns once they are done.
+ * No new copier can arrive: nobody else holds a share. */
+static void
+cow_ctx_wait_for_copiers(cow__ctx_t *ctx)
+{
+#ifdef COW_FAULT_STEAL_WITHOUT_WAIT
+	/* Negative control (a): steal while copiers may still read. */
+	(void)ctx;
+#else
+	cow__rwlock_write_lock(&ctx->lock);
+	cow__rwlock_write_unlock(&ctx->lock);
+#endif
+}
+
+/* [STEAL] Take the original buffer and free the context. */
+static void
+cow_ctx_steal(cow__ctx_t *ctx, cow__buffer_t *out)
+{
+	cow_ctx_wait_for_copiers(ctx);
+	*out = ctx->buf;
+	cow_ctx_destroy(ctx);
+	cow__stat_add(COW__STAT_MATERIALIZE_STEALS, 1);
+}
+
+void
+cow__ctx_unshare(cow__ctx_t *ctx)
+{
+	if (!cow__ref_put(&ctx->shares)) /* [RELEASE] */
+		return;
+	cow_ctx_wait_for_copiers(ctx);
+	cow__buffer_free(&ctx->buf); /* [FREE] */
+	cow_ctx_destroy(ctx);
+}
+
+cow_status_t
+cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
+    cow__buffer_t *out, const char *func)
+{
+	cow__buffer_t copy;
+	unsigned before;
+
+	/* [SOLE] Nobody else holds a share and nobody can gain one (cloning
+	 * needs a share): steal with no allocation. */
+	if (cow__ref_load(&ctx->shares) == 1) {
+		cow_ctx_steal(ctx, out);
+		return COW_OK;
+	}
+
+	/* [ALLOC] Allocate before touching anything, so failure changes
+	 * nothing. */
+	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy, func) != COW_OK)
+		return COW_ENOMEM;
+
+#ifdef COW_FAULT_DECREMENT_BEFORE_LOCK
+	/* Negative control (b): the last reference can steal or free between
+	 * our decrement and our lock. */
+	before = cow__ref_sub(&ctx->shares);
+	COW_FAULT_WINDOW();
+	cow__rwlock_read_lock(&ctx->lock);
+#else
+	cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
+	before = cow__ref_sub(&ctx->shares); /* [DEC] */
+#endif
+	if (before > 1) {
+		/* [COPY] Others still share: the last of them cannot steal
+		 * or free until we drop the shared lock. */
+		COW_FAULT_WINDOW();
+		memcpy(copy.data, ctx->buf.data, ctx->buf.nbytes);
+		cow__rwlock_read_unlock(&ctx->lock); /* [RUNLOCK] */
+		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
+		cow__stat_add(COW__STAT_BYTES_COPIED, ctx->buf.nbytes);
+		*out = copy;
+		return COW_OK;
+	}
+
+	/* [LAST] The others left while we allocated: steal instead, and give
+	 * the unused copy back. */
+	cow__rwlock_read_unlock(&ctx->lock);
+	cow__buffer_free(&copy);
+	cow_ctx_steal(ctx, out);
+	return COW_OK;
+}

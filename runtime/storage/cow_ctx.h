@@ -1,0 +1,50 @@
+/*
+ * cow_ctx.h - the copy-on-write context: a refcount of the storages sharing
+ * one data allocation, the allocation itself, and the shared/exclusive lock
+ * that lets the last reference wait for pending copiers (seed 000).
+ *
+ * The model in docs/model/ checks this protocol step by step; the comments
+ * in cow_ctx.c name the model's labels.
+ */
+#ifndef COW_STORAGE_COW_CTX_H
+#define COW_STORAGE_COW_CTX_H
+
+#include "core/sync.h"
+#include "storage/buffer.h"
+
+typedef struct cow__ctx {
+	/* Shared: a copier reading data. Exclusive: the last reference,
+	 * waiting for copiers before it steals or frees data. */
+	cow__rwlock_t lock;
+	/* Storages sharing data. Synchronization: atomic (acq_rel). A
+	 * materialiser decrements only while holding the shared lock. */
+	cow__refcount_t shares;
+	cow__buffer_t buf;       /* Read-only after init; owned by the ctx. */
+	cow_allocator_t *alloc;  /* Read-only: allocator of this struct. */
+} cow__ctx_t;
+
+/* A context owning @buf with one share (the source storage). On COW_ENOMEM
+ * nothing was allocated and @buf is still the caller's. */
+cow_status_t cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
+    cow__ctx_t **out, const char *func);
+
+/* Free a context that was never published (lost the install race); its
+ * buffer stays with the storage. */
+void cow__ctx_discard(cow__ctx_t *ctx);
+
+/* Add a share for a new storage. The caller holds a share already. */
+void cow__ctx_share(cow__ctx_t *ctx);
+
+/* Give a share back without materialising (storage release). The last share
+ * waits for pending copiers, then frees the data and the context. */
+void cow__ctx_unshare(cow__ctx_t *ctx);
+
+/*
+ * Materialise one share: on COW_OK *out is a private buffer with the bytes
+ * (a copy from @alloc, or the stolen original) and the caller no longer
+ * holds a share. On COW_ENOMEM nothing changed.
+ */
+cow_status_t cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
+    cow__buffer_t *out, const char *func);
+
+#endif

@@ -1,0 +1,273 @@
+/*
+ * storage.c - storages: creation, references, data access, lazy clone.
+ * The protocol for shared data lives in cow_ctx.c.
+ */
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "core/stats.h"
+#include "storage/storage.h"
+
+static cow_status_t
+cow_check_nbytes(size_t nbytes, const char *func)
+{
+	if (nbytes > COW_STORAGE_MAX_NBYTES)
+		return cow__error(COW_EOVERFLOW, func,
+		    "nbytes %zu exceeds the maximum %zu", nbytes,
+		    COW_STORAGE_MAX_NBYTES);
+	return COW_OK;
+}
+
+/* A storage struct around @buf (which it then owns). */
+static cow_status_t
+cow_storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
+    unsigned flags, cow_storage_t **out, const char *func)
+{
+	cow_storage_t *s = cow__alloc(alloc, sizeof *s, func);
+
+	if (s == NULL)
+		return COW_ENOMEM;
+	cow__ref_init(&s->refs, 1);
+	s->flags = flags;
+	s->ctx = NULL;
+	s->data = buf->data;
+	s->nbytes = buf->nbytes;
+	s->buf = *buf;
+	s->alloc = alloc;
+	*out = s;
+	return COW_OK;
+}
+
+/* A private storage with a fresh buffer of @nbytes, uninitialised. */
+static cow_status_t
+cow_storage_alloc(cow_allocator_t *alloc, size_t nbytes, unsigned flags,
+    cow_storage_t **out, const char *func)
+{
+	cow__buffer_t buf;
+
+	if (cow__buffer_alloc(alloc, nbytes, &buf, func) != COW_OK)
+		return COW_ENOMEM;
+	if (cow_storage_wrap(alloc, &buf, flags, out, func) != COW_OK) {
+		cow__buffer_free(&buf);
+		return COW_ENOMEM;
+	}
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
+{
+	cow_storage_t *s;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow_check_nbytes(nbytes, __func__)) != COW_OK)
+		return st;
+	if (allocator == NULL)
+		allocator = cow_allocator_default();
+	if ((st = cow_storage_alloc(allocator, nbytes, 0, &s, __func__)) !=
+	    COW_OK)
+		return st;
+	if (nbytes > 0)
+		memset(s->data, 0, nbytes);
+	*out = s;
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
+    void *deleter_ctx, unsigned flags, cow_storage_t **out)
+{
+	cow__buffer_t buf = {data, nbytes, deleter, deleter_ctx};
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow_check_nbytes(nbytes, __func__)) != COW_OK)
+		return st;
+	if (data == NULL && nbytes > 0)
+		return cow__error(COW_EINVAL, __func__,
+		    "data is NULL but nbytes is %zu", nbytes);
+	if ((flags & ~(unsigned)COW_STORAGE_NOT_SHAREABLE) != 0)
+		return cow__error(COW_EINVAL, __func__,
+		    "unknown flags 0x%x", flags);
+	return cow_storage_wrap(cow_allocator_default(), &buf, flags, out,
+	    __func__);
+}
+
+void
+cow_storage_retain(cow_storage_t *storage)
+{
+	if (storage == NULL)
+		cow__die("cow_storage_retain(NULL)");
+	cow__ref_get(&storage->refs);
+}
+
+void
+cow_storage_release(cow_storage_t *storage)
+{
+	cow__ctx_t *ctx;
+
+	if (storage == NULL || !cow__ref_put(&storage->refs))
+		return;
+	ctx = cow__ptr_load(&storage->ctx);
+	if (ctx != NULL)
+		cow__ctx_unshare(ctx);
+	else
+		cow__buffer_free(&storage->buf);
+	cow__free(storage->alloc, storage, sizeof *storage);
+}
+
+size_t
+cow_storage_nbytes(const cow_storage_t *storage)
+{
+	return storage == NULL ? 0 : storage->nbytes;
+}
+
+const void *
+cow_storage_const_data(const cow_storage_t *storage)
+{
+	return storage == NULL ? NULL : storage->data;
+}
+
+cow_status_t
+cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
+{
+	cow__ctx_t *ctx;
+	cow__buffer_t buf;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(storage);
+	COW__CHECK_NOT_NULL(ptr);
+	ctx = cow__ptr_load(&storage->ctx);
+#ifndef COW_FAULT_SKIP_MATERIALIZE
+	if (ctx != NULL) {
+		st = cow__ctx_materialize(ctx, storage->alloc, &buf, __func__);
+		if (st != COW_OK)
+			return st;
+		storage->buf = buf;
+		storage->data = buf.data;
+		cow__ptr_store(&storage->ctx, NULL);
+	}
+#else
+	/* Negative control (c): write straight into shared data. */
+	(void)ctx;
+	(void)buf;
+	(void)st;
+#endif
+	*ptr = storage->data;
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_materialize(cow_storage_t *storage)
+{
+	void *ignored;
+
+	return cow_storage_mutable_data(storage, &ignored);
+}
+
+/* Lazy clone of a storage that cannot share its data: an eager copy. */
+static cow_status_t
+cow_storage_eager_clone(cow_storage_t *src, cow_storage_t **out,
+    const char *func)
+{
+	cow_storage_t *dst;
+
+	if (cow_storage_alloc(src->alloc, src->nbytes, 0, &dst, func) !=
+	    COW_OK)
+		return COW_ENOMEM;
+	if (src->nbytes > 0) {
+		memcpy(dst->data, src->data, src->nbytes);
+		cow__stat_add(COW__STAT_EAGER_FALLBACKS, 1);
+		cow__stat_add(COW__STAT_BYTES_COPIED, src->nbytes);
+	}
+	*out = dst;
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
+{
+	cow_storage_t *dst;
+	cow__ctx_t *ctx, *fresh;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(src);
+	COW__CHECK_NOT_NULL(out);
+	if ((src->flags & COW_STORAGE_NOT_SHAREABLE) || src->nbytes == 0) {
+		st = cow_storage_eager_clone(src, out, __func__);
+		if (st == COW_OK)
+			cow__stat_add(COW__STAT_LAZY_CLONES, 1);
+		return st;
+	}
+	/* Allocate everything before changing anything: on failure the
+	 * source is left exactly as it was (not even made COW). */
+	dst = cow__alloc(src->alloc, sizeof *dst, __func__);
+	if (dst == NULL)
+		return COW_ENOMEM;
+	ctx = cow__ptr_load(&src->ctx);
+	if (ctx == NULL) {
+		/* [WRAP] First clone: hand the data to a new context. Other
+		 * threads may be cloning src too; one install wins. */
+		if (cow__ctx_new(src->alloc, &src->buf, &fresh, __func__) !=
+		    COW_OK) {
+			cow__free(src->alloc, dst, sizeof *dst);
+			return COW_ENOMEM;
+		}
+		ctx = cow__ptr_install(&src->ctx, fresh);
+		if (ctx == fresh)
+			cow__stat_add(COW__STAT_CTX_WRAPS, 1);
+		else
+			cow__ctx_discard(fresh);
+	}
+	cow__ctx_share(ctx);
+	cow__ref_init(&dst->refs, 1);
+	dst->flags = src->flags;
+	dst->ctx = ctx;
+	dst->data = ctx->buf.data;
+	dst->nbytes = src->nbytes;
+	dst->buf = (cow__buffer_t){0};
+	dst->alloc = src->alloc;
+	cow__stat_add(COW__STAT_LAZY_CLONES, 1);
+	*out = dst;
+	return COW_OK;
+}
+
+bool
+cow_storage_is_cow(const cow_storage_t *storage)
+{
+	return storage != NULL &&
+	    cow__ptr_load(&storage->ctx) != NULL;
+}
+
+size_t
+cow_storage_share_count(const cow_storage_t *storage)
+{
+	cow__ctx_t *ctx;
+
+	if (storage == NULL)
+		return 0;
+	ctx = cow__ptr_load(&storage->ctx);
+	return ctx == NULL ? 1 : cow__ref_load(&ctx->shares);
+}
+
+bool
+cow_storage_shares_data(const cow_storage_t *a, const cow_storage_t *b)
+{
+	cow__ctx_t *ca, *cb;
+
+	if (a == NULL || b == NULL)
+		return false;
+	if (a == b)
+		return true;
+	ca = cow__ptr_load(&a->ctx);
+	cb = cow__ptr_load(&b->ctx);
+	return ca != NULL && ca == cb;
+}
+
+cow_allocator_t *
+cow_storage_allocator(const cow_storage_t *storage)
+{
+	return storage == NULL ? NULL : storage->alloc;
+}
