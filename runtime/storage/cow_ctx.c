@@ -124,10 +124,12 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 		/* [COPY] Others still share: the last of them cannot steal
 		 * or free until we drop the shared lock. */
 		COW_FAULT_WINDOW();
-		memcpy(copy.data, ctx->buf.data, ctx->buf.nbytes);
-		cow__rwlock_read_unlock(&ctx->lock); /* [RUNLOCK] */
+		memcpy(copy.data, ctx->buf.data, copy.nbytes);
+		/* [RUNLOCK] After this, ctx may be freed by the last
+		 * reference at any moment: touch nothing of it. */
+		cow__rwlock_read_unlock(&ctx->lock);
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
-		cow__stat_add(COW__STAT_BYTES_COPIED, ctx->buf.nbytes);
+		cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes);
 		*out = copy;
 		return COW_OK;
 	}

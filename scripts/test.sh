@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite: installs what it needs, then builds and
+# runs every test in each configuration: dev (gcc, -Werror, jemalloc),
+# release (gcc -O2 warnings), asan (clang ASan+UBSan), memcheck (valgrind on
+# the dev build), tsan (clang TSan) and fuzz (libFuzzer corpus replay and
+# bounded fuzzing). Stops at the first failing configuration.
+#
+# Usage: scripts/test.sh [preset ...]   (default: all, in the order above)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+
+jobs=2
+presets=("$@")
+if [ ${#presets[@]} -eq 0 ]; then
+	presets=(dev release asan memcheck tsan fuzz)
+fi
+
+build() {
+	cmake --preset "$1" >/dev/null
+	cmake --build --preset "$1" -j"$jobs"
+}
+
+for preset in "${presets[@]}"; do
+	echo "==== cowstore tests: $preset ===="
+	case "$preset" in
+	memcheck)
+		build dev
+		ctest --test-dir build/dev -L memcheck --output-on-failure
+		;;
+	release)
+		build release
+		ctest --preset release -L quick
+		;;
+	fuzz)
+		if [ -f fuzz/CMakeLists.txt ]; then
+			build fuzz
+			ctest --preset fuzz
+		else
+			echo "(no fuzz targets yet)"
+		fi
+		;;
+	*)
+		build "$preset"
+		ctest --preset "$preset"
+		;;
+	esac
+done
