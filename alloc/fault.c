@@ -80,7 +80,7 @@ const cow_allocator_ops_t cow__fault_ops = {
 cow_status_t
 cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 {
-	struct cow_fault_state *f;
+	struct cow_fault_state *f = NULL;
 	cow_allocator_t *a;
 
 	COW__CHECK_NOT_NULL(inner);
@@ -113,7 +113,7 @@ cow_fault_state_of(cow_allocator_t *a, const char *func,
 cow_status_t
 cow_allocator_fault_fail_nth(cow_allocator_t *allocator, uint64_t n)
 {
-	struct cow_fault_state *f;
+	struct cow_fault_state *f = NULL;
 	cow_status_t st = cow_fault_state_of(allocator, __func__, &f);
 
 	if (st != COW_OK)
@@ -130,7 +130,7 @@ cow_status_t
 cow_allocator_fault_fail_random(cow_allocator_t *allocator,
     double probability, uint64_t seed)
 {
-	struct cow_fault_state *f;
+	struct cow_fault_state *f = NULL;
 	cow_status_t st = cow_fault_state_of(allocator, __func__, &f);
 
 	if (st != COW_OK)
@@ -153,7 +153,7 @@ cow_allocator_fault_fail_random(cow_allocator_t *allocator,
 cow_status_t
 cow_allocator_fault_disarm(cow_allocator_t *allocator)
 {
-	struct cow_fault_state *f;
+	struct cow_fault_state *f = NULL;
 	cow_status_t st = cow_fault_state_of(allocator, __func__, &f);
 
 	if (st != COW_OK)

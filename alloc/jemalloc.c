@@ -22,7 +22,10 @@ static pthread_once_t cow_jemalloc_once = PTHREAD_ONCE_INIT;
 static int
 cow_jemalloc_flags(size_t alignment)
 {
-	return MALLOCX_ALIGN(alignment) | MALLOCX_ARENA(cow_jemalloc_arena) |
+	/* alignment is a power of two; MALLOCX_LG_ALIGN avoids MALLOCX_ALIGN's
+	 * use of ffs(), which strict POSIX mode does not declare. */
+	return MALLOCX_LG_ALIGN((unsigned)__builtin_ctzll(alignment)) |
+	    MALLOCX_ARENA(cow_jemalloc_arena) |
 	    MALLOCX_TCACHE_NONE;
 }
 

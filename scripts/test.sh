@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite: installs what it needs, then builds and
 # runs every test in each configuration: dev (gcc, -Werror, jemalloc),
-# release (gcc -O2 warnings), asan (clang ASan+UBSan), memcheck (valgrind on
+# release (gcc -O2) and clang (clang -O2), asan (clang ASan+UBSan), memcheck (valgrind on
 # the dev build), tsan (clang TSan) and fuzz (libFuzzer corpus replay and
 # bounded fuzzing). Stops at the first failing configuration.
 #
@@ -13,7 +13,7 @@ scripts/deps.sh
 jobs=2
 presets=("$@")
 if [ ${#presets[@]} -eq 0 ]; then
-	presets=(dev release asan memcheck tsan fuzz)
+	presets=(dev release clang asan memcheck tsan fuzz)
 fi
 
 build() {
@@ -28,9 +28,9 @@ for preset in "${presets[@]}"; do
 		build dev
 		ctest --test-dir build/dev -L memcheck --output-on-failure
 		;;
-	release)
-		build release
-		ctest --preset release -L quick
+	release | clang)
+		build "$preset"
+		ctest --preset "$preset" -L quick
 		;;
 	fuzz)
 		if [ -f fuzz/CMakeLists.txt ]; then
