@@ -188,18 +188,22 @@ cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 }
 
 /* ------------------------------------------------------------------ */
-/* Shared/exclusive lock of a COW context: ck_rwlock (write-biased, 8 B).
+/* Shared/exclusive lock of a COW context.
  * Shared: copiers reading the original data. Exclusive: the last reference,
  * which must wait for pending copiers before it steals or frees the data.
- * Rules (ck_rwlock): never take the shared lock twice in one thread, never
- * take the exclusive lock while holding the shared one.
+ * A copier passes a cow__rwlock_reader_t on its stack to read_lock and the
+ * same one to read_unlock (only ck_brlock uses it).
  *
- * Waiting spins briefly, then yields: with more threads than cores a waiter
+ * The implementation is chosen at build time (docs/performance.md has the
+ * measurements): ck_rwlock (default; write-biased, 8 bytes), ck_pflock
+ * (COW_LOCK_PFLOCK, phase-fair), ck_brlock (COW_LOCK_BRLOCK, big-reader:
+ * each copier registers a reader for its one critical section) or
+ * pthread_rwlock (COW_LOCK_PTHREAD, reference point). Rules for all: never
+ * take the shared lock twice in one thread, never take the exclusive lock
+ * while holding the shared one.
+ *
+ * ck waits spin briefly, then yield: with more threads than cores a waiter
  * that only spins burns the time slice the lock holder needs.           */
-
-typedef struct cow__rwlock {
-	ck_rwlock_t ck; /* Synchronization: ck_rwlock internals. */
-} cow__rwlock_t;
 
 static inline void
 cow__backoff(unsigned *spins)
@@ -210,10 +214,113 @@ cow__backoff(unsigned *spins)
 		sched_yield();
 }
 
+#if defined(COW_LOCK_PTHREAD)
+#include <pthread.h>
+#define COW_LOCK_NAME "pthread_rwlock"
+typedef struct cow__rwlock {
+	pthread_rwlock_t pt; /* Synchronization: pthread (TSan sees it). */
+} cow__rwlock_t;
+typedef struct cow__rwlock_reader {
+	char unused;
+} cow__rwlock_reader_t;
+#define COW__LOCK(op) do { if ((op) != 0) cow__die(#op); } while (0)
+static inline void cow__rwlock_init(cow__rwlock_t *l)
+{ COW__LOCK(pthread_rwlock_init(&l->pt, NULL)); }
+static inline void cow__rwlock_destroy(cow__rwlock_t *l)
+{ COW__LOCK(pthread_rwlock_destroy(&l->pt)); }
+static inline void cow__rwlock_read_lock(cow__rwlock_t *l,
+    cow__rwlock_reader_t *r)
+{ (void)r; COW__LOCK(pthread_rwlock_rdlock(&l->pt)); }
+static inline void cow__rwlock_read_unlock(cow__rwlock_t *l,
+    cow__rwlock_reader_t *r)
+{ (void)r; COW__LOCK(pthread_rwlock_unlock(&l->pt)); }
+static inline void cow__rwlock_write_lock(cow__rwlock_t *l)
+{ COW__LOCK(pthread_rwlock_wrlock(&l->pt)); }
+static inline void cow__rwlock_write_unlock(cow__rwlock_t *l)
+{ COW__LOCK(pthread_rwlock_unlock(&l->pt)); }
+
+#else /* the ck locks, annotated for TSan */
+
+#if defined(COW_LOCK_PFLOCK)
+#include <ck_pflock.h>
+#define COW_LOCK_NAME "ck_pflock"
+typedef struct cow__rwlock {
+	ck_pflock_t ck; /* Synchronization: ck_pflock internals. */
+} cow__rwlock_t;
+typedef struct cow__rwlock_reader {
+	char unused;
+} cow__rwlock_reader_t;
+#define COW__CK_INIT(l) ck_pflock_init(&(l)->ck)
+#define COW__CK_READ_LOCK(l, r) ((void)(r), ck_pflock_read_lock(&(l)->ck))
+#define COW__CK_READ_UNLOCK(l, r) ((void)(r), ck_pflock_read_unlock(&(l)->ck))
+#define COW__CK_WRITE_LOCK(l) ck_pflock_write_lock(&(l)->ck)
+#define COW__CK_WRITE_UNLOCK(l) ck_pflock_write_unlock(&(l)->ck)
+
+#elif defined(COW_LOCK_BRLOCK)
+#include <ck_brlock.h>
+#define COW_LOCK_NAME "ck_brlock"
+typedef struct cow__rwlock {
+	ck_brlock_t ck; /* Synchronization: ck_brlock internals. */
+} cow__rwlock_t;
+typedef struct cow__rwlock_reader {
+	ck_brlock_reader_t ck; /* registered for one critical section */
+} cow__rwlock_reader_t;
+#define COW__CK_INIT(l) ck_brlock_init(&(l)->ck)
+#define COW__CK_READ_LOCK(l, r)                                         \
+	(ck_brlock_read_register(&(l)->ck, &(r)->ck),                   \
+	    ck_brlock_read_lock(&(l)->ck, &(r)->ck))
+#define COW__CK_READ_UNLOCK(l, r)                                       \
+	(ck_brlock_read_unlock(&(r)->ck),                               \
+	    ck_brlock_read_unregister(&(l)->ck, &(r)->ck))
+#define COW__CK_WRITE_LOCK(l) ck_brlock_write_lock(&(l)->ck)
+#define COW__CK_WRITE_UNLOCK(l) ck_brlock_write_unlock(&(l)->ck)
+
+#else
+#define COW_LOCK_NAME "ck_rwlock"
+typedef struct cow__rwlock {
+	ck_rwlock_t ck; /* Synchronization: ck_rwlock internals. */
+} cow__rwlock_t;
+typedef struct cow__rwlock_reader {
+	char unused;
+} cow__rwlock_reader_t;
+
+static inline void
+cow__ck_rwlock_read_lock(ck_rwlock_t *ck)
+{
+	unsigned spins = 0;
+
+	while (!ck_rwlock_read_trylock(ck))
+		cow__backoff(&spins);
+}
+
+/* ck_rwlock_write_lock's two loops with backoff: claim the writer flag,
+ * then wait for the readers already inside. Readers that arrive later see
+ * the flag and wait (write bias). */
+static inline void
+cow__ck_rwlock_write_lock(ck_rwlock_t *ck)
+{
+	unsigned spins = 0;
+
+	while (ck_pr_fas_uint(&ck->writer, 1) != 0)
+		cow__backoff(&spins);
+	ck_pr_fence_atomic_load();
+	spins = 0;
+	while (ck_pr_load_uint(&ck->n_readers) != 0)
+		cow__backoff(&spins);
+	ck_pr_fence_lock();
+}
+
+#define COW__CK_INIT(l) ck_rwlock_init(&(l)->ck)
+#define COW__CK_READ_LOCK(l, r) ((void)(r), cow__ck_rwlock_read_lock(&(l)->ck))
+#define COW__CK_READ_UNLOCK(l, r) ((void)(r), ck_rwlock_read_unlock(&(l)->ck))
+#define COW__CK_WRITE_LOCK(l) cow__ck_rwlock_write_lock(&(l)->ck)
+#define COW__CK_WRITE_UNLOCK(l) ck_rwlock_write_unlock(&(l)->ck)
+#endif
+
 static inline void
 cow__rwlock_init(cow__rwlock_t *l)
 {
-	ck_rwlock_init(&l->ck);
+	COW__CK_INIT(l);
 	COW__TSAN_MUTEX(__tsan_mutex_create(l, __tsan_mutex_not_static));
 }
 
@@ -225,39 +332,26 @@ cow__rwlock_destroy(cow__rwlock_t *l)
 }
 
 static inline void
-cow__rwlock_read_lock(cow__rwlock_t *l)
+cow__rwlock_read_lock(cow__rwlock_t *l, cow__rwlock_reader_t *r)
 {
-	unsigned spins = 0;
-
 	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, __tsan_mutex_read_lock));
-	while (!ck_rwlock_read_trylock(&l->ck))
-		cow__backoff(&spins);
+	COW__CK_READ_LOCK(l, r);
 	COW__TSAN_MUTEX(__tsan_mutex_post_lock(l, __tsan_mutex_read_lock, 0));
 }
 
 static inline void
-cow__rwlock_read_unlock(cow__rwlock_t *l)
+cow__rwlock_read_unlock(cow__rwlock_t *l, cow__rwlock_reader_t *r)
 {
 	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, __tsan_mutex_read_lock));
-	ck_rwlock_read_unlock(&l->ck);
+	COW__CK_READ_UNLOCK(l, r);
 	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, __tsan_mutex_read_lock));
 }
 
 static inline void
 cow__rwlock_write_lock(cow__rwlock_t *l)
 {
-	unsigned spins = 0;
-
 	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, 0));
-	/* Claim the writer flag, then wait for the readers already inside.
-	 * Readers that arrive later see the flag and wait (write bias). */
-	while (ck_pr_fas_uint(&l->ck.writer, 1) != 0)
-		cow__backoff(&spins);
-	ck_pr_fence_atomic_load();
-	spins = 0;
-	while (ck_pr_load_uint(&l->ck.n_readers) != 0)
-		cow__backoff(&spins);
-	ck_pr_fence_lock();
+	COW__CK_WRITE_LOCK(l);
 	COW__TSAN_MUTEX(__tsan_mutex_post_lock(l, 0, 0));
 }
 
@@ -265,8 +359,9 @@ static inline void
 cow__rwlock_write_unlock(cow__rwlock_t *l)
 {
 	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, 0));
-	ck_rwlock_write_unlock(&l->ck);
+	COW__CK_WRITE_UNLOCK(l);
 	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, 0));
 }
+#endif /* ck locks */
 
 #endif
