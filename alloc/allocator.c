@@ -133,6 +133,32 @@ cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 	return COW_OK;
 }
 
+cow_status_t
+cow_allocator_trim(cow_allocator_t *allocator)
+{
+	COW__CHECK_NOT_NULL(allocator);
+	return allocator->trim != NULL ? allocator->trim(allocator) : COW_OK;
+}
+
+cow_status_t
+cow_allocator_set_retain_limit(cow_allocator_t *allocator, size_t bytes)
+{
+	COW__CHECK_NOT_NULL(allocator);
+	if (allocator->set_retain_limit == NULL)
+		return cow__error(COW_ENOTSUP, __func__,
+		    "allocator '%s' has no retention to limit",
+		    allocator->name);
+	return allocator->set_retain_limit(allocator, bytes);
+}
+
+size_t
+cow_allocator_retained_bytes(cow_allocator_t *allocator)
+{
+	if (allocator == NULL || allocator->retained_bytes == NULL)
+		return 0;
+	return allocator->retained_bytes(allocator);
+}
+
 void *
 cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
     size_t alignment)

@@ -17,6 +17,10 @@ struct cow_allocator_s {
 	void *state;                    /* Read-only after init. */
 	char name[COW__ALLOCATOR_NAME_MAX]; /* Read-only after init. */
 	bool builtin;                   /* Read-only: never destroyed. */
+	/* Optional built-in hooks (NULL for user allocators). Read-only. */
+	cow_status_t (*trim)(cow_allocator_t *self);
+	cow_status_t (*set_retain_limit)(cow_allocator_t *self, size_t bytes);
+	size_t (*retained_bytes)(cow_allocator_t *self);
 	/* Synchronization: atomic (relaxed counters). */
 	uint64_t allocs;
 	uint64_t frees;

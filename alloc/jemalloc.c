@@ -1,23 +1,39 @@
 /*
  * jemalloc.c - the default allocator of normal builds: a private jemalloc
  * arena, used with mallocx/sdallocx(MALLOCX_ARENA | MALLOCX_TCACHE_NONE) so
- * freed buffers go straight back to this arena's own decay policy.
+ * freed buffers go straight back to this arena and its own policy.
+ *
+ * Tuning (measured in docs/performance.md): materialisation is a copy into a
+ * fresh buffer, and fresh pages cost a page fault each. jemalloc's defaults
+ * purge large freed extents at once (and the rest after 10 s), so a steady
+ * stream of 64 MiB copies would fault every page, every time. This arena
+ * never purges on a timer (dirty_decay_ms = muzzy_decay_ms = -1): freed
+ * buffers stay mapped and warm for the next copy. A retention cap bounds
+ * that memory: every time a quarter of the cap has been freed, the arena's
+ * retained pages are measured, and above the cap they are all purged.
  *
  * Only compiled into builds with COW_HAVE_JEMALLOC; sanitizer and fuzz
  * builds never link jemalloc (shared/TOOLCHAIN.md section 2.6).
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
+#include "core/sync.h"
 
 #ifdef COW_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
 
 static cow_allocator_t cow_jemalloc_allocator;
 static unsigned cow_jemalloc_arena; /* Read-only after init. */
+static size_t cow_jemalloc_page = 4096; /* Read-only after init. */
 static bool cow_jemalloc_ready;     /* Read-only after init. */
 static pthread_once_t cow_jemalloc_once = PTHREAD_ONCE_INIT;
+/* Synchronization: atomic (relaxed). */
+static uint64_t cow_jemalloc_retain_limit;
+static uint64_t cow_jemalloc_freed_since_check;
 
 static int
 cow_jemalloc_flags(size_t alignment)
@@ -27,6 +43,71 @@ cow_jemalloc_flags(size_t alignment)
 	return MALLOCX_LG_ALIGN((unsigned)__builtin_ctzll(alignment)) |
 	    MALLOCX_ARENA(cow_jemalloc_arena) |
 	    MALLOCX_TCACHE_NONE;
+}
+
+static int
+cow_jemalloc_arena_ctl(const char *leaf, void *oldp, size_t *oldlen,
+    void *newp, size_t newlen)
+{
+	char name[64];
+
+	snprintf(name, sizeof name, "arena.%u.%s", cow_jemalloc_arena, leaf);
+	return mallctl(name, oldp, oldlen, newp, newlen);
+}
+
+static size_t
+cow_jemalloc_retained(cow_allocator_t *self)
+{
+	uint64_t epoch = 1;
+	size_t sz = sizeof epoch, pdirty = 0, pmuzzy = 0;
+	char name[64];
+
+	(void)self;
+	mallctl("epoch", &epoch, &sz, &epoch, sz);
+	sz = sizeof pdirty;
+	snprintf(name, sizeof name, "stats.arenas.%u.pdirty",
+	    cow_jemalloc_arena);
+	mallctl(name, &pdirty, &sz, NULL, 0);
+	sz = sizeof pmuzzy;
+	snprintf(name, sizeof name, "stats.arenas.%u.pmuzzy",
+	    cow_jemalloc_arena);
+	mallctl(name, &pmuzzy, &sz, NULL, 0);
+	return (pdirty + pmuzzy) * cow_jemalloc_page;
+}
+
+static cow_status_t
+cow_jemalloc_trim(cow_allocator_t *self)
+{
+	(void)self;
+	if (cow_jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
+		return cow__error(COW_ENOTSUP, __func__,
+		    "mallctl(\"arena.%u.purge\") failed", cow_jemalloc_arena);
+	return COW_OK;
+}
+
+static cow_status_t
+cow_jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
+{
+	(void)self;
+	cow__counter_store(&cow_jemalloc_retain_limit, bytes);
+	return COW_OK;
+}
+
+/* Called after each free: enforce the retention cap, amortised. */
+static void
+cow_jemalloc_after_free(size_t nbytes)
+{
+	uint64_t limit = cow__counter_load(&cow_jemalloc_retain_limit);
+	uint64_t freed = cow__counter_fetch_add(&cow_jemalloc_freed_since_check,
+	    nbytes) + nbytes;
+
+	if (freed < limit / 4)
+		return;
+	/* One thread wins the check; the others carry on. */
+	if (!cow__counter_cas(&cow_jemalloc_freed_since_check, freed, 0))
+		return;
+	if (cow_jemalloc_retained(NULL) > limit)
+		cow_jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0);
 }
 
 static void *
@@ -41,6 +122,7 @@ cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
 	sdallocx(ptr, nbytes, cow_jemalloc_flags(alignment));
+	cow_jemalloc_after_free(nbytes);
 }
 
 static const cow_allocator_ops_t cow_jemalloc_ops = {
@@ -51,15 +133,32 @@ static const cow_allocator_ops_t cow_jemalloc_ops = {
 static void
 cow_jemalloc_init(void)
 {
+	ssize_t never = -1;
 	unsigned ind;
 	size_t sz = sizeof ind;
+	const char *env = getenv("COW_RETAIN_LIMIT_MB");
 
 	if (mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;
 	cow_jemalloc_arena = ind;
+	sz = sizeof cow_jemalloc_page;
+	mallctl("arenas.page", &cow_jemalloc_page, &sz, NULL, 0);
+	/* No timed purging; the retention cap bounds the memory instead. */
+	cow_jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &never,
+	    sizeof never);
+	cow_jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &never,
+	    sizeof never);
+	cow_jemalloc_retain_limit = COW_JEMALLOC_DEFAULT_RETAIN_LIMIT;
+	if (env != NULL && *env != '\0')
+		cow_jemalloc_retain_limit =
+		    (uint64_t)strtoull(env, NULL, 10) << 20;
 	cow__allocator_init(&cow_jemalloc_allocator, &cow_jemalloc_ops, NULL,
 	    "jemalloc", true);
+	cow_jemalloc_allocator.trim = cow_jemalloc_trim;
+	cow_jemalloc_allocator.set_retain_limit =
+	    cow_jemalloc_set_retain_limit;
+	cow_jemalloc_allocator.retained_bytes = cow_jemalloc_retained;
 	cow_jemalloc_ready = true;
 }
 

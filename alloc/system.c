@@ -2,6 +2,7 @@
  * system.c - the system allocator (posix_memalign/free) and the choice of
  * the default allocator.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -32,6 +33,14 @@ static const cow_allocator_ops_t cow_system_ops = {
 	.free = cow_system_free,
 };
 
+static cow_status_t
+cow_system_trim(cow_allocator_t *self)
+{
+	(void)self;
+	malloc_trim(0);
+	return COW_OK;
+}
+
 static cow_allocator_t cow_system_allocator;
 static pthread_once_t cow_system_once = PTHREAD_ONCE_INIT;
 
@@ -40,6 +49,7 @@ cow_system_init(void)
 {
 	cow__allocator_init(&cow_system_allocator, &cow_system_ops, NULL,
 	    "system", true);
+	cow_system_allocator.trim = cow_system_trim;
 }
 
 cow_allocator_t *

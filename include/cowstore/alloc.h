@@ -135,6 +135,39 @@ COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
     size_t nbytes, size_t alignment);
 
 /**
+ * cow_allocator_trim - hand memory the allocator keeps for reuse back to the
+ * operating system now (jemalloc: purge the private arena's dirty pages;
+ * system: malloc_trim). Live allocations are untouched. The next large
+ * allocations pay page faults again.
+ * Thread-safety: any thread. Errors: COW_EINVAL (NULL); a user or fault
+ * allocator has nothing to trim and returns COW_OK.
+ */
+COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
+
+/* Default cap on freed memory the jemalloc arena retains (bytes). */
+#define COW_JEMALLOC_DEFAULT_RETAIN_LIMIT ((size_t)512 << 20)
+
+/**
+ * cow_allocator_set_retain_limit - cap the freed memory a jemalloc allocator
+ * keeps mapped for reuse. The arena never purges on a timer (so steady-state
+ * copies reuse warm pages instead of faulting fresh ones); instead, once the
+ * retained pages exceed @bytes, it purges them all. 0 purges on every check.
+ * The environment variable COW_RETAIN_LIMIT_MB sets the initial limit
+ * (default COW_JEMALLOC_DEFAULT_RETAIN_LIMIT).
+ * Thread-safety: any thread. Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a
+ * jemalloc allocator).
+ */
+COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
+    size_t bytes);
+
+/**
+ * cow_allocator_retained_bytes - freed memory the allocator keeps mapped for
+ * reuse (jemalloc: the arena's dirty and muzzy pages), 0 for others.
+ * Thread-safety: any thread (refreshes jemalloc's statistics epoch).
+ */
+COW_API size_t cow_allocator_retained_bytes(cow_allocator_t *allocator);
+
+/**
  * cow_allocator_fault_new - a fault-injecting allocator around @inner.
  * Unarmed, it forwards every call. Armed, it fails chosen allocations (they
  * return NULL without calling @inner).

@@ -215,3 +215,52 @@ Test(alloc, fault_calls_reject_other_allocators)
 	cr_assert_eq(cow_allocator_fault_disarm(NULL), COW_EINVAL);
 	cr_assert_eq(cow_allocator_fault_injected(cow_allocator_system()), 0);
 }
+
+Test(alloc, trim_and_retain_limit)
+{
+	cow_allocator_t *a = NULL;
+	enum { CHUNK = 8 << 20, COUNT = 8 };
+	void *p[COUNT];
+
+	if (cow_allocator_jemalloc(&a) != COW_OK) {
+		cr_assert_eq(cow_allocator_set_retain_limit(
+		    cow_allocator_system(), 1), COW_ENOTSUP);
+		cr_assert_eq(cow_allocator_trim(cow_allocator_system()), COW_OK);
+		cr_assert_eq(cow_allocator_retained_bytes(
+		    cow_allocator_system()), 0);
+		return;
+	}
+	/* Large limit: freed buffers stay mapped for reuse. */
+	cr_assert_eq(cow_allocator_set_retain_limit(a, (size_t)1 << 30), COW_OK);
+	for (int i = 0; i < COUNT; i++) {
+		p[i] = cow_allocator_alloc(a, CHUNK, 64);
+		cr_assert_not_null(p[i]);
+		memset(p[i], 1, CHUNK);
+	}
+	for (int i = 0; i < COUNT; i++)
+		cow_allocator_free(a, p[i], CHUNK, 64);
+	cr_assert_geq(cow_allocator_retained_bytes(a), (size_t)COUNT * CHUNK,
+	    "retained %zu", cow_allocator_retained_bytes(a));
+	/* Reuse does not grow the retained memory. */
+	p[0] = cow_allocator_alloc(a, CHUNK, 64);
+	cow_allocator_free(a, p[0], CHUNK, 64);
+	cr_assert_leq(cow_allocator_retained_bytes(a),
+	    (size_t)(COUNT + 1) * CHUNK);
+	cr_assert_eq(cow_allocator_trim(a), COW_OK);
+	cr_assert_eq(cow_allocator_retained_bytes(a), 0);
+
+	/* Small limit: retention stays within the cap plus one buffer. */
+	cr_assert_eq(cow_allocator_set_retain_limit(a, 2 * CHUNK), COW_OK);
+	for (int i = 0; i < COUNT; i++) {
+		p[i] = cow_allocator_alloc(a, CHUNK, 64);
+		memset(p[i], 1, CHUNK);
+	}
+	for (int i = 0; i < COUNT; i++) {
+		cow_allocator_free(a, p[i], CHUNK, 64);
+		cr_assert_leq(cow_allocator_retained_bytes(a), 3 * CHUNK,
+		    "retained %zu after %d frees",
+		    cow_allocator_retained_bytes(a), i + 1);
+	}
+	cr_assert_eq(cow_allocator_set_retain_limit(NULL, 1), COW_EINVAL);
+	cr_assert_eq(cow_allocator_trim(NULL), COW_EINVAL);
+}
