@@ -12,6 +12,11 @@
  * that memory: every time a quarter of the cap has been freed, the arena's
  * retained pages are measured, and above the cap they are all purged.
  *
+ * Small allocations (storage and context structs) go through a per-thread
+ * explicit tcache of this arena (tcache.create), so lazy clones do not take
+ * the arena's bin lock; large buffers bypass it and return to the arena at
+ * once. A thread's tcache is destroyed (flushed) when the thread exits.
+ *
  * Only compiled into builds with COW_HAVE_JEMALLOC; sanitizer and fuzz
  * builds never link jemalloc (shared/TOOLCHAIN.md section 2.6).
  */
@@ -35,14 +40,48 @@ static pthread_once_t cow_jemalloc_once = PTHREAD_ONCE_INIT;
 static uint64_t cow_jemalloc_retain_limit;
 static uint64_t cow_jemalloc_freed_since_check;
 
+/* Allocations up to this size use the calling thread's tcache. */
+#define COW_JEMALLOC_TCACHE_MAX_SIZE ((size_t)16 << 10)
+
+static pthread_key_t cow_jemalloc_tcache_key; /* Read-only after init. */
+/* This thread's explicit tcache id plus one; 0: none yet. */
+static _Thread_local unsigned cow_jemalloc_tcache_slot;
+
+static void
+cow_jemalloc_tcache_destroy(void *slot)
+{
+	unsigned tc = (unsigned)(uintptr_t)slot - 1;
+
+	cow_jemalloc_tcache_slot = 0;
+	mallctl("tcache.destroy", NULL, NULL, &tc, sizeof tc);
+}
+
 static int
-cow_jemalloc_flags(size_t alignment)
+cow_jemalloc_tcache_flag(size_t nbytes)
+{
+	unsigned tc;
+	size_t sz = sizeof tc;
+
+	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
+		return MALLOCX_TCACHE_NONE;
+	if (cow_jemalloc_tcache_slot == 0) {
+		if (mallctl("tcache.create", &tc, &sz, NULL, 0) != 0)
+			return MALLOCX_TCACHE_NONE;
+		cow_jemalloc_tcache_slot = tc + 1;
+		pthread_setspecific(cow_jemalloc_tcache_key,
+		    (void *)(uintptr_t)cow_jemalloc_tcache_slot);
+	}
+	return MALLOCX_TCACHE(cow_jemalloc_tcache_slot - 1);
+}
+
+static int
+cow_jemalloc_flags(size_t nbytes, size_t alignment)
 {
 	/* alignment is a power of two; MALLOCX_LG_ALIGN avoids MALLOCX_ALIGN's
 	 * use of ffs(), which strict POSIX mode does not declare. */
 	return MALLOCX_LG_ALIGN((unsigned)__builtin_ctzll(alignment)) |
 	    MALLOCX_ARENA(cow_jemalloc_arena) |
-	    MALLOCX_TCACHE_NONE;
+	    cow_jemalloc_tcache_flag(nbytes);
 }
 
 static int
@@ -114,15 +153,16 @@ static void *
 cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
 {
 	(void)state;
-	return mallocx(nbytes, cow_jemalloc_flags(alignment));
+	return mallocx(nbytes, cow_jemalloc_flags(nbytes, alignment));
 }
 
 static void
 cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
-	sdallocx(ptr, nbytes, cow_jemalloc_flags(alignment));
-	cow_jemalloc_after_free(nbytes);
+	sdallocx(ptr, nbytes, cow_jemalloc_flags(nbytes, alignment));
+	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
+		cow_jemalloc_after_free(nbytes);
 }
 
 static const cow_allocator_ops_t cow_jemalloc_ops = {
@@ -138,6 +178,9 @@ cow_jemalloc_init(void)
 	size_t sz = sizeof ind;
 	const char *env = getenv("COW_RETAIN_LIMIT_MB");
 
+	if (pthread_key_create(&cow_jemalloc_tcache_key,
+	    cow_jemalloc_tcache_destroy) != 0)
+		return;
 	if (mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;
