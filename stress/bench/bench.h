@@ -1,0 +1,67 @@
+/*
+ * bench.h - the cow_bench harness: each benchmark times a batch of n
+ * operations itself (so preparation stays outside the clock), the harness
+ * calibrates n, warms up, repeats batches and reports the median and the
+ * 10th/90th percentiles of the time per operation.
+ *
+ * Benchmarks measure; nothing here asserts a timing.
+ */
+#ifndef COW_BENCH_H
+#define COW_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct bench_arg {
+	size_t bytes;   /* buffer size, 0 when size does not apply */
+	int threads;    /* threads, 1 unless contention */
+	void *state;    /* the benchmark's own, from setup */
+};
+
+struct bench {
+	const char *name;
+	const char *group;  /* for --filter and the charts */
+	bool sized;         /* run at every size */
+	bool bandwidth;     /* report GB/s (bytes moved per op) */
+	const int *threads; /* thread counts, 0-terminated; NULL: 1 */
+	/* Optional: allocate state for (bytes, threads); free it after. */
+	void (*setup)(struct bench_arg *arg);
+	void (*teardown)(struct bench_arg *arg);
+	/* Run n operations, return the nanoseconds they took. */
+	uint64_t (*run)(struct bench_arg *arg, uint64_t n);
+	/* Largest n one batch may use (memory bound), 0: no limit. */
+	uint64_t (*max_batch)(const struct bench_arg *arg);
+};
+
+static inline uint64_t
+bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Keep a value alive so the compiler cannot drop the work. */
+static inline void
+bench_consume(uintptr_t v)
+{
+	static volatile uintptr_t sink;
+
+	sink ^= v;
+}
+
+void bench_fail(const char *what, int status);
+
+/* The allocator every benchmark storage uses: the default, or the one
+ * named by COW_BENCH_ALLOCATOR (jemalloc or system). */
+struct cow_allocator_s *bench_allocator(void);
+
+/* Benchmark tables, one per file. */
+extern const struct bench bench_storage_table[];
+extern const struct bench bench_contention_table[];
+extern const struct bench bench_tensor_table[];
+
+#endif
