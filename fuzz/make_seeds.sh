@@ -1,0 +1,88 @@
+#!/bin/sh
+# make_seeds.sh - write the hand-made seed inputs of fuzz/corpus/ and the
+# negative-control input of fuzz/controls/. Run from anywhere; the files are
+# committed, so this only needs re-running when the input formats change.
+#
+# fuzz_storage ops (fuzz_storage.c): 00 new FLAGS SIZE, 01 external FLAGS
+# SIZE PATTERN, 02 clone K, 03 write K OFF16 LEN PATTERN, 04 read K OFF16
+# LEN, 05 materialize K, 06 release K, 07 retain K, 08 fault MODE ARG
+# [SEED64]. K picks the K-th live storage; FLAGS bit 0: new uses the default
+# allocator (else the fault one), external is not shareable. SIZE < 200 is
+# bytes, else (SIZE - 199) * 256. Fault MODE: 0 off, 1 fail next, 2 fail
+# the (2 + ARG % 8)-th, 3 fail with probability ARG/255.
+set -eu
+dir=$(cd "$(dirname "$0")" && pwd)
+
+hex() {
+	for b in "$@"; do
+		printf "\\$(printf '%03o' "0x$b")"
+	done
+}
+
+seed() {
+	out=$1
+	shift
+	hex "$@" > "$out"
+}
+
+s=$dir/corpus/fuzz_storage
+c=$dir/controls/fuzz_storage
+a=$dir/corpus/fuzz_api
+k=$dir/known/fuzz_api
+mkdir -p "$s" "$c" "$a" "$k"
+
+# new, clone, write through the clone: the other must not change. This
+# input fails against COW_FAULT_SKIP_MATERIALIZE (the negative control).
+seed "$c/write_through_clone" 00 00 10 02 00 03 01 00 00 04 07
+seed "$s/write_through_clone" 00 00 10 02 00 03 01 00 00 04 07
+# the full life: clone, write, read, materialise, release
+seed "$s/clone_write_read" 00 00 10 02 00 03 01 00 00 04 07 04 00 00 00 10 \
+    05 00 06 00 06 00
+# three shares; the last one materialises by stealing
+seed "$s/steal_last" 00 00 40 02 00 02 00 06 00 06 00 05 00 03 00 05 00 08 09
+# allocation failures: a clone, a new and a copy that must fail, then work
+seed "$s/fail_next" 00 00 20 08 01 00 02 00 08 01 00 00 00 08 02 00 02 00 \
+    02 00 08 01 00 03 01 00 00 08 01 08 00 00 03 01 00 00 08 01
+# random failures, then every allocation failing
+seed "$s/fail_random" 00 00 30 08 03 80 01 02 03 04 05 06 07 08 02 00 02 01 \
+    03 02 04 00 10 09 05 01 00 00 50 08 03 ff 00 00 00 00 00 00 00 00 \
+    00 00 30 02 00 00 01 05 05 00
+# external memory, shareable and not, with clones and writes
+seed "$s/external" 01 00 40 03 02 00 03 00 05 00 02 06 00 01 01 20 05 02 01 \
+    03 02 00 00 20 01 06 00 06 00
+# zero-byte storages
+seed "$s/zero_bytes" 00 00 00 02 00 03 01 00 00 00 00 05 00 01 00 00 00 02 02 \
+    01 01 00 00 02 03
+# kilobytes, writes at large offsets
+seed "$s/large" 00 00 ff 02 00 03 00 00 30 ff 11 03 01 ff 37 80 22 04 00 00 \
+    30 ff 06 00 05 00
+# retained references
+seed "$s/retain" 00 00 08 07 00 02 00 07 01 06 00 06 00 03 00 00 00 08 01 \
+    06 00 06 00 06 00
+# a full pool
+seed "$s/full_pool" 00 00 10 02 00 02 00 02 00 02 00 02 00 02 00 02 00 02 00 \
+    03 03 00 00 10 05 05 07 06 00 03 00 00 00 10 00
+
+# fuzz_api calls (fuzz_api.c): 00 storage_new, 01 from_external, 02 clone,
+# 03 mutable/materialize, 04 queries, 05 release, 06 allocator_new,
+# 07 allocator misc, 08 fault arming, 09 raw alloc, 0a status strings.
+seed "$a/new_sizes" 00 00 10 01 01 00 04 00 04 01 00 05 01 03 00 01 01 \
+    00 06 3f 03 01 00 07 ff ff ff ff ff ff ff ff 04 01
+seed "$a/external" 01 38 00 40 00 01 08 00 40 01 01 00 00 40 00 01 30 04 ff \
+    ff ff ff ff ff ff 7f 00 01 01 38 00 10 ff 01 01 03 00 00 00
+seed "$a/clone_mutate" 00 00 20 01 01 02 00 01 02 01 01 03 00 09 03 01 01 \
+    03 00 08 04 00 01 05 00 00 05 01 01 02 06 01 04 02 00
+seed "$a/allocators" 06 7f 05 06 ff 28 06 5f 28 06 3f 10 07 00 01 07 03 00 \
+    07 04 00 07 01 01
+seed "$a/fault" 08 03 01 08 0b 00 ff ff ff ff ff ff ff ff 08 0b a0 00 00 \
+    00 00 00 00 00 00 08 0b c0 00 00 00 00 00 00 00 00 08 13 00 00 03 20 \
+    00 03 20 08 03 00 02 02 04 00 00 00 10 08 03 00
+seed "$a/raw_alloc" 09 01 00 40 40 09 02 00 40 03 09 03 00 40 48 09 04 04 \
+    00 10 09 02 00 00 40 09 04 07 01 02 03 04 05 06 07 08 ff 01 02 03 04 \
+    05 06 07 08
+seed "$a/misc" 0a 00 0a f6 0a f5 0a 01 0a 80 04 06 06 04 00 00
+
+# Known library bug (fuzz_api.c, KNOWN_BUG_EXTERNAL_ZERO_DATA): an external
+# zero-byte storage over non-NULL data reports that data instead of NULL.
+seed "$k/external_zero_data" 01 31 00 00 00
+seed "$a/external_zero_data" 01 31 00 00 00 05 00 01 05 00 00
