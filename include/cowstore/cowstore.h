@@ -9,5 +9,8 @@
 #include "alloc.h"
 #include "storage.h"
 #include "stats.h"
+#include "tensor.h"
+#include "ops.h"
+#include "maybe_owned.h"
 
 #endif

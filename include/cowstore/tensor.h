@@ -1,0 +1,468 @@
+/*
+ * cowstore tensors: typed, strided views over one copy-on-write storage.
+ *
+ * Model (docs/tensor.md; seeds 002 and 003):
+ * - A tensor is an immutable description (dtype, sizes, strides, storage
+ *   offset) over ONE storage, plus a reference on that storage. Two tensors
+ *   alias if and only if they share a storage.
+ * - Views (tensor.h, views) make a new tensor over the SAME storage and copy
+ *   nothing. Lazy clones make a new storage that shares the data until one
+ *   side writes.
+ * - Reads go through const access (cow_storage_const_data): they never
+ *   materialise a copy-on-write storage. Writes go through mutable access
+ *   (cow_storage_mutable_data): the first write through a COW storage
+ *   materialises it, for every tensor viewing that storage at once.
+ *
+ * Shapes: at most COW_TENSOR_MAX_NDIM dimensions. Sizes are non-negative;
+ * strides are counted in elements and are non-negative (0 is allowed:
+ * broadcast/expanded dimensions). Dimension arguments may be negative and
+ * then count from the end (-1 is the last dimension), as in Python.
+ *
+ * Thread-safety: tensor metadata is immutable after creation, so any number
+ * of threads may read one tensor, make views of it and lazy-clone it at once.
+ * Writes follow the storage contract (storage.h): the user serialises a
+ * write through a storage against every other use of that storage; tensors
+ * on different storages (lazy copies included) need no synchronisation.
+ * Reference counting (retain/release) is thread-safe.
+ *
+ * Errors follow common.h: a status, out-parameters written only on success,
+ * cow_last_error() naming the function and the offending value, and a failed
+ * call changes nothing and leaks nothing.
+ */
+#ifndef COWSTORE_TENSOR_H
+#define COWSTORE_TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "alloc.h"
+#include "common.h"
+#include "storage.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest number of dimensions a tensor may have. */
+#define COW_TENSOR_MAX_NDIM 16
+
+typedef struct cow_tensor_s cow_tensor_t;
+
+/*
+ * Element types. Booleans take one byte holding 0 or 1 (any non-zero byte
+ * read from external data counts as true).
+ */
+typedef enum cow_dtype {
+	COW_DTYPE_BOOL = 0,
+	COW_DTYPE_UINT8 = 1,
+	COW_DTYPE_INT32 = 2,
+	COW_DTYPE_INT64 = 3,
+	COW_DTYPE_FLOAT32 = 4,
+	COW_DTYPE_FLOAT64 = 5
+} cow_dtype_t;
+
+#define COW_DTYPE_COUNT 6
+
+/**
+ * cow_dtype_size - bytes per element of @dtype; 0 for an unknown value.
+ * Thread-safety: any thread.
+ */
+COW_API size_t cow_dtype_size(cow_dtype_t dtype);
+
+/**
+ * cow_dtype_name - "bool", "uint8", "int32", "int64", "float32", "float64",
+ * or "unknown". Ownership: static string.
+ */
+COW_API const char *cow_dtype_name(cow_dtype_t dtype);
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle.                                                           */
+
+/**
+ * cow_tensor_retain - add a reference. Thread-safety: any thread holding a
+ * reference. Aborts on a dead tensor or a saturated count (caller bug).
+ */
+COW_API void cow_tensor_retain(cow_tensor_t *t);
+
+/**
+ * cow_tensor_release - drop a reference; the last one frees the tensor and
+ * drops its storage reference. NULL does nothing.
+ * In builds with COW_DEBUG_BORROWS, dropping the last reference while a
+ * MaybeOwned borrow of the tensor is outstanding aborts with the file:line
+ * where the borrow was taken (maybe_owned.h).
+ * Thread-safety: any thread holding a reference.
+ */
+COW_API void cow_tensor_release(cow_tensor_t *t);
+
+/**
+ * cow_tensor_refcount - the current number of references (a diagnostic:
+ * stale as soon as another thread retains or releases). NULL gives 0.
+ */
+COW_API unsigned cow_tensor_refcount(const cow_tensor_t *t);
+
+/* ------------------------------------------------------------------ */
+/* Creation. Every new tensor holds one reference, released with
+ * cow_tensor_release(). @allocator NULL means cow_allocator_default(); it
+ * must outlive the tensor. @sizes may be NULL when @ndim is 0 (a scalar).
+ * Common errors: COW_EINVAL (out NULL, unknown dtype, negative size),
+ * COW_ERANGE (ndim outside [0, COW_TENSOR_MAX_NDIM]), COW_EOVERFLOW (the
+ * byte size overflows or exceeds COW_STORAGE_MAX_NBYTES), COW_ENOMEM.     */
+
+/**
+ * cow_tensor_empty - a new contiguous tensor on a new private storage. The
+ * contents are unspecified (this version happens to zero them; do not rely
+ * on it: use cow_tensor_zeros()).
+ */
+COW_API cow_status_t cow_tensor_empty(cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, cow_allocator_t *allocator, cow_tensor_t **out);
+
+/**
+ * cow_tensor_zeros - a new contiguous tensor filled with zeros.
+ */
+COW_API cow_status_t cow_tensor_zeros(cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, cow_allocator_t *allocator, cow_tensor_t **out);
+
+/**
+ * cow_tensor_full - a new contiguous tensor with every element @value,
+ * converted to @dtype as cow_tensor_copy_() converts (ops.h).
+ */
+COW_API cow_status_t cow_tensor_full(cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, double value, cow_allocator_t *allocator,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_arange - a new 1-D tensor [0, 1, ..., n - 1] of @dtype
+ * (converted as cow_tensor_copy_() converts). Errors as above, COW_EINVAL
+ * for n < 0.
+ */
+COW_API cow_status_t cow_tensor_arange(cow_dtype_t dtype, int64_t n,
+    cow_allocator_t *allocator, cow_tensor_t **out);
+
+/**
+ * cow_tensor_from_data - a new contiguous tensor holding a COPY of @data:
+ * numel * cow_dtype_size(dtype) bytes in row-major order. The caller keeps
+ * ownership of @data. @data may be NULL only when the tensor has no elements.
+ */
+COW_API cow_status_t cow_tensor_from_data(cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, const void *data, cow_allocator_t *allocator,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_from_storage - a tensor over an existing storage, with explicit
+ * layout. @strides NULL means contiguous strides for @sizes. @offset is in
+ * elements. The whole tensor must lie inside the storage.
+ * Ownership: the tensor takes its own reference on @storage; the caller
+ * keeps its reference. Thread-safety: a read of @storage.
+ * Errors: COW_EINVAL (NULL storage or out, unknown dtype, negative size,
+ * stride or offset), COW_ERANGE (ndim, or the layout reaches past the end of
+ * the storage: the message gives the byte needed and the storage size),
+ * COW_EOVERFLOW, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
+    cow_dtype_t dtype, int ndim, const int64_t *sizes, const int64_t *strides,
+    int64_t offset, cow_tensor_t **out);
+
+/* ------------------------------------------------------------------ */
+/* Accessors. A NULL tensor gives 0, false or NULL.                      */
+
+COW_API int cow_tensor_ndim(const cow_tensor_t *t);
+COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
+/* Number of elements (the product of the sizes; 1 for a scalar). */
+COW_API int64_t cow_tensor_numel(const cow_tensor_t *t);
+/* Storage offset of element [0, ..., 0], in elements. */
+COW_API int64_t cow_tensor_offset(const cow_tensor_t *t);
+/* The sizes and strides arrays (ndim entries each). Ownership: borrowed from
+ * the tensor; valid while the caller holds a reference. */
+COW_API const int64_t *cow_tensor_sizes(const cow_tensor_t *t);
+COW_API const int64_t *cow_tensor_strides(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_size / cow_tensor_stride - size or stride of dimension @dim
+ * (negative counts from the end). Errors: COW_EINVAL (NULL), COW_ERANGE
+ * (dim outside [-ndim, ndim), naming it).
+ */
+COW_API cow_status_t cow_tensor_size(const cow_tensor_t *t, int dim,
+    int64_t *out);
+COW_API cow_status_t cow_tensor_stride(const cow_tensor_t *t, int dim,
+    int64_t *out);
+
+/**
+ * cow_tensor_is_contiguous - true when the elements are laid out densely in
+ * row-major order (dimensions of size 1 are ignored; a tensor with no
+ * elements is contiguous).
+ */
+COW_API bool cow_tensor_is_contiguous(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_storage - the storage the tensor views. Ownership: borrowed;
+ * valid while the caller holds a reference on @t (retain it to keep it).
+ */
+COW_API cow_storage_t *cow_tensor_storage(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_const_data - address of element [0, ..., 0] for reading. Never
+ * materialises. Valid until the next write through the tensor's storage
+ * (which may move a COW storage's data) or its release. NULL when the
+ * tensor has no elements.
+ */
+COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_mutable_data - address of element [0, ..., 0] for writing. A
+ * COW storage is materialised first (cow_storage_mutable_data), which moves
+ * the data for every tensor viewing that storage. *out is NULL (and nothing
+ * is materialised) when the tensor has no elements.
+ * Thread-safety: a write on the tensor's storage.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed).
+ */
+COW_API cow_status_t cow_tensor_mutable_data(cow_tensor_t *t, void **out);
+
+/**
+ * cow_tensor_get_f64 / cow_tensor_get_i64 - read the element at @index
+ * (ndim entries; each may be negative, counting from the end; NULL for a
+ * scalar). A read: never materialises. get_f64 converts integers to double
+ * (int64 values beyond 2^53 are rounded); get_i64 converts floating values as
+ * cow_tensor_copy_() does (truncation, saturation, NaN to 0).
+ * Errors: COW_EINVAL (NULL t or out, NULL index with ndim > 0),
+ * COW_ERANGE (an index out of range, naming the dimension and the value).
+ */
+COW_API cow_status_t cow_tensor_get_f64(const cow_tensor_t *t,
+    const int64_t *index, double *out);
+COW_API cow_status_t cow_tensor_get_i64(const cow_tensor_t *t,
+    const int64_t *index, int64_t *out);
+
+/**
+ * cow_tensor_set_f64 / cow_tensor_set_i64 - write one element, converted to
+ * the tensor's dtype as cow_tensor_copy_() converts. A write: materialises a
+ * COW storage. Writing one element of an expanded view is allowed (it
+ * changes every element that shares its memory).
+ * Errors: as the getters, plus COW_ENOMEM (materialisation failed; nothing
+ * changed).
+ */
+COW_API cow_status_t cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index,
+    double value);
+COW_API cow_status_t cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index,
+    int64_t value);
+
+/* ------------------------------------------------------------------ */
+/* Views: a new tensor over the SAME storage; nothing is copied and
+ * nothing is read or written. Ownership: *out holds one reference; @t is
+ * unchanged. Thread-safety: a read of @t. Common errors: COW_EINVAL (NULL
+ * argument), COW_ERANGE (a dimension or index out of range, naming it),
+ * COW_ENOMEM.                                                           */
+
+/**
+ * cow_tensor_view - the same elements with shape @sizes (one entry may be
+ * -1: inferred). Possible only when the strides allow it (every group of
+ * old dimensions that the new shape splits or merges is contiguous in
+ * memory); otherwise COW_ESHAPE, and cow_tensor_reshape() copies instead.
+ * Errors: COW_EINVAL (negative size other than one -1), COW_ESHAPE (element
+ * count differs, or the strides do not allow a view), COW_EOVERFLOW.
+ */
+COW_API cow_status_t cow_tensor_view(cow_tensor_t *t, int ndim,
+    const int64_t *sizes, cow_tensor_t **out);
+
+/**
+ * cow_tensor_select - index @index (negative counts from the end) of
+ * dimension @dim, removing that dimension. x = select(y, 0, 0) then
+ * fill_(x, 2) changes y.
+ */
+COW_API cow_status_t cow_tensor_select(cow_tensor_t *t, int dim,
+    int64_t index, cow_tensor_t **out);
+
+/**
+ * cow_tensor_slice - elements start, start + step, ... (below end) of
+ * dimension @dim. start and end are clamped to [0, size] after negative
+ * values are counted from the end (Python slicing); step must be positive.
+ * Errors: COW_EINVAL (step <= 0), COW_ERANGE (dim).
+ */
+COW_API cow_status_t cow_tensor_slice(cow_tensor_t *t, int dim,
+    int64_t start, int64_t end, int64_t step, cow_tensor_t **out);
+
+/**
+ * cow_tensor_narrow - elements [start, start + length) of dimension @dim.
+ * Strict: start in [-size, size] (negative counts from the end), length >= 0
+ * and start + length <= size, else COW_ERANGE.
+ */
+COW_API cow_status_t cow_tensor_narrow(cow_tensor_t *t, int dim,
+    int64_t start, int64_t length, cow_tensor_t **out);
+
+/**
+ * cow_tensor_transpose - swap dimensions @dim0 and @dim1.
+ */
+COW_API cow_status_t cow_tensor_transpose(cow_tensor_t *t, int dim0,
+    int dim1, cow_tensor_t **out);
+
+/**
+ * cow_tensor_permute - dimension i of the result is dimension dims[i] of @t.
+ * @ndim must equal the tensor's; @dims must be a permutation.
+ * Errors: COW_ESHAPE (ndim differs), COW_ERANGE, COW_EINVAL (repeated dim).
+ */
+COW_API cow_status_t cow_tensor_permute(cow_tensor_t *t, int ndim,
+    const int *dims, cow_tensor_t **out);
+
+/**
+ * cow_tensor_unsqueeze - insert a dimension of size 1 at position @dim
+ * (in [-(ndim + 1), ndim]). Errors: COW_ERANGE (dim, or the result would
+ * exceed COW_TENSOR_MAX_NDIM).
+ */
+COW_API cow_status_t cow_tensor_unsqueeze(cow_tensor_t *t, int dim,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_squeeze - remove dimension @dim if its size is 1; otherwise the
+ * result has the same shape (a new view all the same).
+ */
+COW_API cow_status_t cow_tensor_squeeze(cow_tensor_t *t, int dim,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_squeeze_all - remove every dimension of size 1.
+ */
+COW_API cow_status_t cow_tensor_squeeze_all(cow_tensor_t *t,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_expand - broadcast to @sizes (@ndim >= the tensor's ndim; new
+ * dimensions are added in front). Entry -1 keeps an existing dimension's
+ * size; a dimension of size 1 may take any size (stride 0). The result's
+ * elements share memory: writing it through an op is refused (COW_EOVERLAP).
+ * Errors: COW_EINVAL (negative size other than -1 on an existing dimension),
+ * COW_ESHAPE (a non-1 dimension asked to change size), COW_ERANGE (ndim).
+ */
+COW_API cow_status_t cow_tensor_expand(cow_tensor_t *t, int ndim,
+    const int64_t *sizes, cow_tensor_t **out);
+
+/**
+ * cow_tensor_diagonal - the diagonal of dimensions @dim1 and @dim2 (above
+ * it for @offset > 0, below for @offset < 0), appended as the last
+ * dimension; both dimensions are removed. An offset past the edge gives an
+ * empty diagonal. Errors: COW_ERANGE (dims), COW_EINVAL (dim1 == dim2).
+ */
+COW_API cow_status_t cow_tensor_diagonal(cow_tensor_t *t, int64_t offset,
+    int dim1, int dim2, cow_tensor_t **out);
+
+/**
+ * cow_tensor_as_strided - any layout over @t's storage: @sizes, @strides (in
+ * elements, non-negative) and @storage_offset (absolute, in elements, not
+ * relative to @t's offset). Bounds-checked against the storage.
+ * Errors: COW_EINVAL (negative size, stride or offset), COW_ERANGE (ndim,
+ * or the layout reaches past the storage, naming the byte and the size),
+ * COW_EOVERFLOW.
+ */
+COW_API cow_status_t cow_tensor_as_strided(cow_tensor_t *t, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t storage_offset,
+    cow_tensor_t **out);
+
+/* ------------------------------------------------------------------ */
+/* Copies.                                                              */
+
+/**
+ * cow_tensor_clone - an eager copy: a new contiguous tensor with the same
+ * dtype, sizes and values on a new private storage (allocated from @t's
+ * storage's allocator). A read of @t.
+ * Ownership: *out holds one reference. Errors: COW_EINVAL, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_clone(const cow_tensor_t *t,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_contiguous - @t itself (one more reference) when it is
+ * contiguous, else cow_tensor_clone(). Ownership: *out holds one reference
+ * either way. Errors: COW_EINVAL, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_contiguous(cow_tensor_t *t,
+    cow_tensor_t **out);
+
+/**
+ * cow_tensor_lazy_clone - a lazy copy: a NEW storage that shares @t's data
+ * (cow_storage_lazy_clone), viewed with @t's dtype, sizes, strides and
+ * offset. A lazy clone of a view therefore shares the whole allocation. O(1)
+ * and copies no bytes; the first write through either side materialises
+ * that side. @t's storage becomes copy-on-write (its data address does not
+ * change). A read of @t.
+ * Ownership: *out holds one reference. Errors: COW_EINVAL, COW_ENOMEM
+ * (nothing changed: @t's storage is not made copy-on-write).
+ */
+COW_API cow_status_t cow_tensor_lazy_clone(cow_tensor_t *t,
+    cow_tensor_t **out);
+
+/* ------------------------------------------------------------------ */
+/* Reshape and its mode.                                                 */
+
+/*
+ * What cow_tensor_reshape() returns when the strides allow a view.
+ * - COW_RESHAPE_ALIAS (the default, legacy): an aliasing view, as
+ *   cow_tensor_view() (same storage).
+ * - COW_RESHAPE_LAZY_COPY: a lazy copy viewed with the new shape (a new
+ *   storage sharing the data: as cheap as a view, but writes through the
+ *   result never reach the input and vice versa).
+ * - COW_RESHAPE_WARN: RESERVED for the reshape-alias warning mode (an
+ *   aliasing view that warns when the program depends on the aliasing). It
+ *   is NOT implemented in this version: every setter refuses it with
+ *   COW_ENOTSUP, so it is never in effect.
+ * - COW_RESHAPE_INHERIT: only for the thread-local override: no override,
+ *   follow the process-wide mode.
+ */
+typedef enum cow_reshape_mode {
+	COW_RESHAPE_INHERIT = -1,
+	COW_RESHAPE_ALIAS = 0,
+	COW_RESHAPE_LAZY_COPY = 1,
+	COW_RESHAPE_WARN = 2
+} cow_reshape_mode_t;
+
+/**
+ * cow_reshape_mode_set - set the process-wide mode.
+ * Thread-safety: any thread; an atomic store. Operations already running in
+ * other threads may still use the old mode; later calls see the new one.
+ * Errors: COW_ENOTSUP (COW_RESHAPE_WARN: not implemented yet), COW_EINVAL
+ * (COW_RESHAPE_INHERIT or an unknown value). On error the mode is unchanged.
+ */
+COW_API cow_status_t cow_reshape_mode_set(cow_reshape_mode_t mode);
+
+/**
+ * cow_reshape_mode_get - the process-wide mode (ignores thread overrides).
+ */
+COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
+
+/**
+ * cow_reshape_mode_set_thread - override the mode for the calling thread
+ * only (tests, or a caller that needs one mode locally);
+ * COW_RESHAPE_INHERIT removes the override. @previous (may be NULL) receives
+ * the old override (COW_RESHAPE_INHERIT if there was none), so a caller can
+ * restore it. Thread-safety: affects only the calling thread.
+ * Errors: COW_ENOTSUP (COW_RESHAPE_WARN), COW_EINVAL (unknown value).
+ */
+COW_API cow_status_t cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
+    cow_reshape_mode_t *previous);
+
+/**
+ * cow_reshape_mode_get_thread - the calling thread's override, or
+ * COW_RESHAPE_INHERIT.
+ */
+COW_API cow_reshape_mode_t cow_reshape_mode_get_thread(void);
+
+/**
+ * cow_reshape_mode_effective - the mode reshape uses on the calling thread:
+ * the thread override if set, else the process-wide mode.
+ */
+COW_API cow_reshape_mode_t cow_reshape_mode_effective(void);
+
+/**
+ * cow_tensor_reshape - the elements of @t with shape @sizes (one entry may
+ * be -1). When the strides allow a view, the result depends on
+ * cow_reshape_mode_effective() (see cow_reshape_mode_t): either way no byte
+ * is copied until someone writes. Otherwise the result is a contiguous copy
+ * (cow_tensor_clone) with the new shape, in every mode.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: as cow_tensor_view() (except that non-viewable strides copy
+ * instead of failing), COW_ENOMEM (nothing changed).
+ */
+COW_API cow_status_t cow_tensor_reshape(cow_tensor_t *t, int ndim,
+    const int64_t *sizes, cow_tensor_t **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,148 @@
+/*
+ * access.c - the one read access and the one write access to a tensor's
+ * elements (see tensor.h), and the public accessors built on them:
+ * const/mutable data and single elements.
+ *
+ * Nothing else in runtime/tensor/ calls cow_storage_const_data() or
+ * cow_storage_mutable_data(): an op that reads goes through
+ * cow__tensor_read_data(), an op that writes through
+ * cow__tensor_write_data().
+ */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "tensor/dtype.h"
+#include "tensor/tensor.h"
+
+const char *
+cow__tensor_read_data(const cow_tensor_t *t)
+{
+	const char *base;
+
+	if (t->numel == 0)
+		return NULL;
+	/* A plain load of the storage's data pointer: no atomic operation,
+	 * never a materialisation (storage.h). */
+	base = cow_storage_const_data(t->storage);
+	return base + t->offset * (int64_t)t->itemsize;
+}
+
+cow_status_t
+cow__tensor_write_data(cow_tensor_t *t, char **out, const char *func)
+{
+	cow_status_t st;
+	void *base;
+
+	if ((st = cow_storage_mutable_data(t->storage, &base)) != COW_OK) {
+		char why[256];
+
+		snprintf(why, sizeof why, "%s", cow_last_error());
+		return cow__error(st, func, "cannot write the tensor: %s", why);
+	}
+	*out = (char *)base + t->offset * (int64_t)t->itemsize;
+	return COW_OK;
+}
+
+const void *
+cow_tensor_const_data(const cow_tensor_t *t)
+{
+	return t == NULL ? NULL : cow__tensor_read_data(t);
+}
+
+cow_status_t
+cow_tensor_mutable_data(cow_tensor_t *t, void **out)
+{
+	cow_status_t st;
+	char *p = NULL;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if (t->numel > 0 &&
+	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
+		return st;
+	*out = p;
+	return COW_OK;
+}
+
+/* Byte offset of @index from element [0, ..., 0]. */
+static cow_status_t
+cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
+    const char *func)
+{
+	int64_t off = 0;
+
+	if (t->ndim > 0 && index == NULL)
+		return cow__error(COW_EINVAL, func,
+		    "index is NULL but the tensor has %d dimensions", t->ndim);
+	for (int d = 0; d < t->ndim; d++) {
+		int64_t i = index[d], n = t->sizes[d];
+
+		if (i < -n || i >= n)
+			return cow__error(COW_ERANGE, func,
+			    "index %lld out of range for dim %d of size %lld",
+			    (long long)i, d, (long long)n);
+		if (i < 0)
+			i += n;
+		off += i * t->strides[d];
+	}
+	*out = off * (int64_t)t->itemsize;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
+{
+	cow_status_t st;
+	int64_t off;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK)
+		return st;
+	*out = cow__load_f64(t->dtype, cow__tensor_read_data(t) + off);
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
+{
+	cow_status_t st;
+	int64_t off;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK)
+		return st;
+	*out = cow__load_i64(t->dtype, cow__tensor_read_data(t) + off);
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
+{
+	cow_status_t st;
+	int64_t off;
+	char *p;
+
+	COW__CHECK_NOT_NULL(t);
+	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
+		return st;
+	cow__store_f64(t->dtype, p + off, value);
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
+{
+	cow_status_t st;
+	int64_t off;
+	char *p;
+
+	COW__CHECK_NOT_NULL(t);
+	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
+		return st;
+	cow__store_i64(t->dtype, p + off, value);
+	return COW_OK;
+}

@@ -1,0 +1,73 @@
+/*
+ * copy.c - eager and lazy copies of a tensor.
+ */
+#include <stdio.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "tensor/kernels.h"
+#include "tensor/tensor.h"
+
+cow_status_t
+cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *c;
+	cow_status_t st;
+
+	if ((st = cow__tensor_new_contiguous(t->dtype, t->ndim, t->sizes,
+	    cow__tensor_allocator(t), &c, func)) != COW_OK)
+		return st;
+	if ((st = cow__kernel_copy(c, t, func)) != COW_OK) {
+		cow_tensor_release(c);
+		return st;
+	}
+	*out = c;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_clone(const cow_tensor_t *t, cow_tensor_t **out)
+{
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	return cow__tensor_clone(t, out, __func__);
+}
+
+cow_status_t
+cow_tensor_contiguous(cow_tensor_t *t, cow_tensor_t **out)
+{
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if (t->contiguous) {
+		cow_tensor_retain(t);
+		*out = t;
+		return COW_OK;
+	}
+	return cow__tensor_clone(t, out, __func__);
+}
+
+cow_status_t
+cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
+{
+	cow_tensor_t *c;
+	cow_storage_t *s;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	/* The struct first: if it cannot be allocated, t's storage has not
+	 * been made copy-on-write. */
+	if ((c = cow__tensor_alloc(cow__tensor_allocator(t), __func__)) == NULL)
+		return COW_ENOMEM;
+	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
+		char why[256];
+
+		snprintf(why, sizeof why, "%s", cow_last_error());
+		cow__tensor_free(c);
+		return cow__error(st, __func__, "%s", why);
+	}
+	cow__tensor_init(c, s, t->dtype, t->ndim, t->sizes, t->strides,
+	    t->offset);
+	*out = c;
+	return COW_OK;
+}

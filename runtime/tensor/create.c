@@ -1,0 +1,136 @@
+/*
+ * create.c - public tensor creation: empty, zeros, full, arange, from a
+ * caller's buffer, over an existing storage.
+ */
+#include <string.h>
+
+#include "core/error.h"
+#include "tensor/dtype.h"
+#include "tensor/kernels.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+cow_status_t
+cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
+    cow_allocator_t *allocator, cow_tensor_t **out)
+{
+	COW__CHECK_NOT_NULL(out);
+	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
+	    __func__);
+}
+
+cow_status_t
+cow_tensor_zeros(cow_dtype_t dtype, int ndim, const int64_t *sizes,
+    cow_allocator_t *allocator, cow_tensor_t **out)
+{
+	COW__CHECK_NOT_NULL(out);
+	/* New storages are zero-filled (cow_storage_new), and all-zero bytes
+	 * are 0 in every dtype. */
+	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
+	    __func__);
+}
+
+cow_status_t
+cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
+    double value, cow_allocator_t *allocator, cow_tensor_t **out)
+{
+	cow_tensor_t *t;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
+	    __func__)) != COW_OK)
+		return st;
+	if ((st = cow__kernel_fill(t, value, __func__)) != COW_OK) {
+		cow_tensor_release(t);
+		return st;
+	}
+	*out = t;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_arange(cow_dtype_t dtype, int64_t n, cow_allocator_t *allocator,
+    cow_tensor_t **out)
+{
+	cow_tensor_t *t;
+	cow_status_t st;
+	char *p;
+
+	COW__CHECK_NOT_NULL(out);
+	if (n < 0)
+		return cow__error(COW_EINVAL, __func__,
+		    "n %lld is negative", (long long)n);
+	if ((st = cow__tensor_new_contiguous(dtype, 1, &n, allocator, &t,
+	    __func__)) != COW_OK)
+		return st;
+	if (n > 0) {
+		if ((st = cow__tensor_write_data(t, &p, __func__)) != COW_OK) {
+			cow_tensor_release(t);
+			return st;
+		}
+		for (int64_t i = 0; i < n; i++)
+			cow__store_i64(dtype, p + i * (int64_t)t->itemsize, i);
+	}
+	*out = t;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
+    const void *data, cow_allocator_t *allocator, cow_tensor_t **out)
+{
+	cow_tensor_t *t;
+	cow_status_t st;
+	int64_t numel;
+	size_t nbytes;
+	char *p;
+
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
+	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), &numel,
+	    &nbytes, __func__)) != COW_OK)
+		return st;
+	if (data == NULL && numel > 0)
+		return cow__error(COW_EINVAL, __func__,
+		    "data is NULL but the shape has %lld elements",
+		    (long long)numel);
+	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
+	    __func__)) != COW_OK)
+		return st;
+	if (numel > 0) {
+		if ((st = cow__tensor_write_data(t, &p, __func__)) != COW_OK) {
+			cow_tensor_release(t);
+			return st;
+		}
+		memcpy(p, data, nbytes);
+	}
+	*out = t;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_tensor_t **out)
+{
+	int64_t contig[COW_TENSOR_MAX_NDIM];
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(storage);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
+	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
+	    NULL, __func__)) != COW_OK)
+		return st;
+	if (strides == NULL) {
+		cow__contiguous_strides(ndim, sizes, contig);
+		strides = contig;
+	}
+	if ((st = cow__layout_check(ndim, sizes, strides, offset,
+	    cow_dtype_size(dtype), cow_storage_nbytes(storage), __func__)) !=
+	    COW_OK)
+		return st;
+	return cow__tensor_new(storage, dtype, ndim, sizes, strides, offset,
+	    out, __func__);
+}

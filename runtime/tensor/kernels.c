@@ -1,0 +1,402 @@
+/*
+ * kernels.c - the out-of-place kernels behind every op (see kernels.h for
+ * the contract every kernel keeps).
+ */
+#include <string.h>
+
+#include "core/error.h"
+#include "tensor/dtype.h"
+#include "tensor/iter.h"
+#include "tensor/kernels.h"
+#include "tensor/loops.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+/* An input as the kernel reads it. */
+struct cow_input {
+	const cow_tensor_t *t;  /* the input, or its temporary copy */
+	cow_tensor_t *tmp;      /* the temporary (released after the op) */
+	/* Strides presenting t with the destination's shape (0 where it is
+	 * broadcast); unused by the sum kernel. */
+	int64_t strides[COW_TENSOR_MAX_NDIM];
+};
+
+static cow_status_t
+cow_dtype_mismatch(cow_dtype_t a, cow_dtype_t b, const char *what,
+    const char *func)
+{
+	return cow__error(COW_EDTYPE, func, "%s: dtypes %s and %s differ "
+	    "(no type promotion)", what, cow_dtype_name(a), cow_dtype_name(b));
+}
+
+/* Largest element offset a non-empty tensor reaches from its offset. */
+static int64_t
+cow_extent(const cow_tensor_t *t)
+{
+	int64_t e = 0;
+
+	for (int d = 0; d < t->ndim; d++)
+		e += t->strides[d] * (t->sizes[d] - 1);
+	return e;
+}
+
+/*
+ * Could reading @in while writing @dst read an element the op has already
+ * written? Only when they view one storage and their bytes overlap, and the
+ * element mapping differs (@bs: @in's strides broadcast to @dst's shape;
+ * NULL when the shapes differ, as in a reduction).
+ */
+static bool
+cow_input_conflicts(const cow_tensor_t *in, const int64_t *bs,
+    const cow_tensor_t *dst)
+{
+	int64_t ilo, ihi, dlo, dhi;
+	bool same;
+
+	if (in->storage != dst->storage || in->numel == 0 || dst->numel == 0)
+		return false;
+	ilo = in->offset * (int64_t)in->itemsize;
+	ihi = (in->offset + cow_extent(in) + 1) * (int64_t)in->itemsize;
+	dlo = dst->offset * (int64_t)dst->itemsize;
+	dhi = (dst->offset + cow_extent(dst) + 1) * (int64_t)dst->itemsize;
+	if (ihi <= dlo || dhi <= ilo)
+		return false;
+	if (bs == NULL)
+		return true;
+	/* Same bytes for every index: each element is read just before the
+	 * same element is written, which is safe. */
+	same = in->itemsize == dst->itemsize && ilo == dlo;
+	for (int d = 0; d < dst->ndim && same; d++)
+		if (dst->sizes[d] > 1)
+			same = bs[d] == dst->strides[d];
+	return !same;
+}
+
+/* Validation only: broadcast @t to @dst's shape. */
+static cow_status_t
+cow_input_broadcast(struct cow_input *in, const cow_tensor_t *t,
+    const cow_tensor_t *dst, const char *func)
+{
+	in->t = t;
+	in->tmp = NULL;
+	return cow__broadcast_strides(t->ndim, t->sizes, t->strides, dst->ndim,
+	    dst->sizes, in->strides, func);
+}
+
+/* Read from a temporary copy when reading in place would conflict. */
+static cow_status_t
+cow_input_detach(struct cow_input *in, const cow_tensor_t *dst, bool same_shape,
+    const char *func)
+{
+	const cow_tensor_t *t = in->t;
+	cow_status_t st;
+
+	if (!cow_input_conflicts(t, same_shape ? in->strides : NULL, dst))
+		return COW_OK;
+	if ((st = cow__tensor_clone(t, &in->tmp, func)) != COW_OK)
+		return st;
+	in->t = in->tmp;
+	if (same_shape)
+		(void)cow__broadcast_strides(t->ndim, in->tmp->sizes,
+		    in->tmp->strides, dst->ndim, dst->sizes, in->strides, func);
+	return COW_OK;
+}
+
+static void
+cow_input_done(struct cow_input *in)
+{
+	cow_tensor_release(in->tmp);
+	in->tmp = NULL;
+}
+
+cow_status_t
+cow__kernel_fill(cow_tensor_t *dst, double value, const char *func)
+{
+	size_t size = dst->itemsize;
+	cow__scalar_t v;
+	cow__iter_t it;
+	cow_status_t st;
+	char *p;
+
+	if (dst->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(dst, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK)
+		return st;
+	cow__store_f64(dst->dtype, &v, value);
+	cow__iter_init(&it, dst->ndim, dst->sizes);
+	cow__iter_add(&it, p, dst->strides, dst->itemsize);
+	cow__iter_add(&it, &v, NULL, dst->itemsize);
+	cow__iter_run(&it, cow__loop_copy_same, &size);
+	return COW_OK;
+}
+
+cow_status_t
+cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
+{
+	struct cow__convert_arg conv = {dst->dtype, src->dtype};
+	size_t size = dst->itemsize;
+	struct cow_input in;
+	cow__iter_t it;
+	cow_status_t st;
+	char *p;
+
+	if ((st = cow_input_broadcast(&in, src, dst, func)) != COW_OK)
+		return st;
+	if (dst->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(dst, func)) != COW_OK ||
+	    (st = cow_input_detach(&in, dst, true, func)) != COW_OK)
+		return st;
+	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+		cow_input_done(&in);
+		return st;
+	}
+	cow__iter_init(&it, dst->ndim, dst->sizes);
+	cow__iter_add(&it, p, dst->strides, dst->itemsize);
+	cow__iter_add(&it, cow__tensor_read_data(in.t), in.strides,
+	    in.t->itemsize);
+	if (dst->dtype == src->dtype)
+		cow__iter_run(&it, cow__loop_copy_same, &size);
+	else
+		cow__iter_run(&it, cow__loop_convert, &conv);
+	cow_input_done(&in);
+	return COW_OK;
+}
+
+cow_status_t
+cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
+    const cow_tensor_t *a, const cow_tensor_t *b, const char *func)
+{
+	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
+	    cow__loops_mul;
+	struct cow_input ia, ib;
+	cow__iter_t it;
+	cow_status_t st;
+	char *p;
+
+	if (a->dtype != b->dtype)
+		return cow_dtype_mismatch(a->dtype, b->dtype, "operands", func);
+	if (dst->dtype != a->dtype)
+		return cow_dtype_mismatch(dst->dtype, a->dtype,
+		    "destination and operands", func);
+	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK ||
+	    (st = cow_input_broadcast(&ib, b, dst, func)) != COW_OK)
+		return st;
+	if (dst->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(dst, func)) != COW_OK ||
+	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+		return st;
+	if ((st = cow_input_detach(&ib, dst, true, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+		cow_input_done(&ia);
+		cow_input_done(&ib);
+		return st;
+	}
+	cow__iter_init(&it, dst->ndim, dst->sizes);
+	cow__iter_add(&it, p, dst->strides, dst->itemsize);
+	cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.strides,
+	    a->itemsize);
+	cow__iter_add(&it, cow__tensor_read_data(ib.t), ib.strides,
+	    b->itemsize);
+	cow__iter_run(&it, loops[dst->dtype], NULL);
+	cow_input_done(&ia);
+	cow_input_done(&ib);
+	return COW_OK;
+}
+
+cow_status_t
+cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
+    const cow_tensor_t *a, double value, const char *func)
+{
+	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
+	    cow__loops_mul;
+	struct cow_input ia;
+	cow__scalar_t v;
+	cow__iter_t it;
+	cow_status_t st;
+	char *p;
+
+	if (dst->dtype != a->dtype)
+		return cow_dtype_mismatch(dst->dtype, a->dtype,
+		    "destination and operand", func);
+	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK)
+		return st;
+	if (dst->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(dst, func)) != COW_OK ||
+	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+		return st;
+	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+		cow_input_done(&ia);
+		return st;
+	}
+	cow__store_f64(a->dtype, &v, value);
+	cow__iter_init(&it, dst->ndim, dst->sizes);
+	cow__iter_add(&it, p, dst->strides, dst->itemsize);
+	cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.strides,
+	    a->itemsize);
+	cow__iter_add(&it, &v, NULL, a->itemsize);
+	cow__iter_run(&it, loops[dst->dtype], NULL);
+	cow_input_done(&ia);
+	return COW_OK;
+}
+
+cow_status_t
+cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
+{
+	struct cow_input ia;
+	cow__iter_t it;
+	cow_status_t st;
+	char *p;
+
+	if (cow__loops_neg[a->dtype] == NULL)
+		return cow__error(COW_EDTYPE, func,
+		    "negation is not defined for dtype %s",
+		    cow_dtype_name(a->dtype));
+	if (dst->dtype != a->dtype)
+		return cow_dtype_mismatch(dst->dtype, a->dtype,
+		    "destination and operand", func);
+	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK)
+		return st;
+	if (dst->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(dst, func)) != COW_OK ||
+	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+		return st;
+	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+		cow_input_done(&ia);
+		return st;
+	}
+	cow__iter_init(&it, dst->ndim, dst->sizes);
+	cow__iter_add(&it, p, dst->strides, dst->itemsize);
+	cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.strides,
+	    a->itemsize);
+	cow__iter_run(&it, cow__loops_neg[a->dtype], NULL);
+	cow_input_done(&ia);
+	return COW_OK;
+}
+
+cow_dtype_t
+cow__sum_dtype(cow_dtype_t dtype)
+{
+	return cow__dtype_is_float(dtype) ? dtype : COW_DTYPE_INT64;
+}
+
+/*
+ * Strides (in elements of dst) that walk dst while iterating over a's
+ * shape: 0 on reduced dimensions. dst's shape must be a's with the reduced
+ * dimensions kept as 1 or removed.
+ */
+static cow_status_t
+cow_sum_strides(const cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
+    int64_t *out, const char *func)
+{
+	char sa[COW__SHAPE_STR_MAX], sd[COW__SHAPE_STR_MAX];
+	bool keep = dst->ndim == a->ndim, ok = true;
+	int k = 0;
+
+	for (int d = 0; d < a->ndim && ok; d++) {
+		bool reduced = (mask >> d) & 1u;
+
+		if (reduced && !keep) {
+			out[d] = 0;
+			continue;
+		}
+		if (k >= dst->ndim) {
+			ok = false;
+			break;
+		}
+		if (reduced) {
+			ok = dst->sizes[k] == 1;
+			out[d] = 0;
+		} else {
+			ok = dst->sizes[k] == a->sizes[d];
+			out[d] = dst->strides[k];
+		}
+		k++;
+	}
+	if (ok && k == dst->ndim)
+		return COW_OK;
+	return cow__error(COW_ESHAPE, func,
+	    "destination shape %s does not match the reduction of %s",
+	    cow__shape_str(sd, dst->ndim, dst->sizes),
+	    cow__shape_str(sa, a->ndim, a->sizes));
+}
+
+cow_status_t
+cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
+    const char *func)
+{
+	int64_t dstrides[COW_TENSOR_MAX_NDIM];
+	size_t size = dst->itemsize;
+	cow_dtype_t src = a->dtype;
+	struct cow_input ia = {a, NULL, {0}};
+	cow__scalar_t zero;
+	cow__iter_t it;
+	cow_status_t st;
+	char *p;
+
+	if (dst->dtype != cow__sum_dtype(a->dtype))
+		return cow__error(COW_EDTYPE, func,
+		    "the sum of %s is %s, not %s", cow_dtype_name(a->dtype),
+		    cow_dtype_name(cow__sum_dtype(a->dtype)),
+		    cow_dtype_name(dst->dtype));
+	if ((st = cow_sum_strides(dst, a, mask, dstrides, func)) != COW_OK)
+		return st;
+	if (dst->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(dst, func)) != COW_OK ||
+	    (st = cow_input_detach(&ia, dst, false, func)) != COW_OK)
+		return st;
+	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+		cow_input_done(&ia);
+		return st;
+	}
+	memset(&zero, 0, sizeof zero);
+	cow__iter_init(&it, dst->ndim, dst->sizes);
+	cow__iter_add(&it, p, dst->strides, dst->itemsize);
+	cow__iter_add(&it, &zero, NULL, dst->itemsize);
+	cow__iter_run(&it, cow__loop_copy_same, &size);
+	if (a->numel > 0) {
+		cow__iter_init(&it, a->ndim, a->sizes);
+		cow__iter_add(&it, p, dstrides, dst->itemsize);
+		cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.t->strides,
+		    a->itemsize);
+		cow__iter_run(&it, cow__loop_sum, &src);
+	}
+	cow_input_done(&ia);
+	return COW_OK;
+}
+
+cow_status_t
+cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *equal,
+    const char *func)
+{
+	struct cow__equal_arg e = {a->dtype, true};
+	cow__iter_t it;
+
+	if (a->dtype != b->dtype)
+		return cow_dtype_mismatch(a->dtype, b->dtype, "operands", func);
+	if (a->ndim != b->ndim) {
+		*equal = false;
+		return COW_OK;
+	}
+	for (int d = 0; d < a->ndim; d++) {
+		if (a->sizes[d] != b->sizes[d]) {
+			*equal = false;
+			return COW_OK;
+		}
+	}
+	if (a->numel > 0) {
+		cow__iter_init(&it, a->ndim, a->sizes);
+		cow__iter_add(&it, cow__tensor_read_data(a), a->strides,
+		    a->itemsize);
+		cow__iter_add(&it, cow__tensor_read_data(b), b->strides,
+		    b->itemsize);
+		cow__iter_run(&it, cow__loop_equal, &e);
+	}
+	*equal = e.equal;
+	return COW_OK;
+}

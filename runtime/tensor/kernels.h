@@ -1,0 +1,76 @@
+/*
+ * kernels.h - the out-of-place kernels behind every op. A kernel writes a
+ * destination tensor the caller provides (any layout); inputs are
+ * broadcast to the destination's shape. The public ops (ops.c) only check
+ * arguments, allocate results and call these, so another layer (a dispatch
+ * step) can call the same kernels on tensors it manages.
+ *
+ * Every kernel:
+ * - validates first (dtypes, broadcasting, destination self-overlap:
+ *   COW_EDTYPE, COW_ESHAPE, COW_EOVERLAP, naming @func), then changes
+ *   nothing until every allocation it needs has succeeded;
+ * - copies an input to a temporary when it shares the destination's storage
+ *   with a different element mapping and overlapping bytes, so inputs are
+ *   read as they were before the op;
+ * - takes the destination's write pointer (cow__tensor_write_data) before
+ *   any read pointer (cow__tensor_read_data), because materialisation may
+ *   move the data of a storage that an input also views;
+ * - does nothing more than validation when the destination has no elements.
+ */
+#ifndef COW_TENSOR_KERNELS_H
+#define COW_TENSOR_KERNELS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cowstore/tensor.h>
+
+/* Reduction masks have one bit per dimension. */
+_Static_assert(COW_TENSOR_MAX_NDIM <= 32, "reduction masks are 32 bits");
+
+enum cow__binop {
+	COW__BINOP_ADD,
+	COW__BINOP_MUL
+};
+
+/* COW_EOVERLAP when two indices of @dst share an element (writing every
+ * element would be ill-defined); COW_ENOMEM if the exact check could not
+ * allocate. */
+cow_status_t cow__check_writable(const cow_tensor_t *dst, const char *func);
+
+/* dst = value (converted to dst's dtype). */
+cow_status_t cow__kernel_fill(cow_tensor_t *dst, double value,
+    const char *func);
+
+/* dst = src, broadcast and converted. */
+cow_status_t cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src,
+    const char *func);
+
+/* dst = a op b. a, b and dst share one dtype. */
+cow_status_t cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
+    const cow_tensor_t *a, const cow_tensor_t *b, const char *func);
+
+/* dst = a op value (value converted to a's dtype first). */
+cow_status_t cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
+    const cow_tensor_t *a, double value, const char *func);
+
+/* dst = -a (not for bool). */
+cow_status_t cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a,
+    const char *func);
+
+/* The dtype a sum of @dtype produces. */
+cow_dtype_t cow__sum_dtype(cow_dtype_t dtype);
+
+/*
+ * dst = sum of a over the dimensions in @mask (bit d: dimension d). dst's
+ * shape is a's with those dimensions either kept with size 1 or removed;
+ * its dtype is cow__sum_dtype(a's).
+ */
+cow_status_t cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a,
+    uint32_t mask, const char *func);
+
+/* *equal = same sizes and equal elements; a and b share one dtype. */
+cow_status_t cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b,
+    bool *equal, const char *func);
+
+#endif

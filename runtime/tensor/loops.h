@@ -1,0 +1,49 @@
+/*
+ * loops.h - the inner loops of the elementwise kernels: one function per
+ * (operation, dtype), run by the strided iterator (iter.h) over one inner
+ * run of n elements. Operand 0 is the destination.
+ *
+ * Integer arithmetic runs on the unsigned type of the same width, so it
+ * wraps modulo 2^bits with no undefined behaviour; the bit pattern stored
+ * is the two's complement result. Elements are moved with memcpy (no
+ * aliasing or alignment assumptions, no overlapping copies).
+ */
+#ifndef COW_TENSOR_LOOPS_H
+#define COW_TENSOR_LOOPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cowstore/tensor.h>
+
+#include "tensor/iter.h"
+
+/* dst op= ... tables indexed by cow_dtype_t. NULL: not defined for it. */
+extern const cow__iter_fn cow__loops_add[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_mul[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_neg[COW_DTYPE_COUNT];
+
+/* dst = src, same dtype; arg: const size_t *itemsize. */
+bool cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n,
+    void *arg);
+
+/* dst = convert(src); arg: const struct cow__convert_arg *. */
+struct cow__convert_arg {
+	cow_dtype_t dst;
+	cow_dtype_t src;
+};
+bool cow__loop_convert(char *const *p, const int64_t *s, int64_t n,
+    void *arg);
+
+/* dst += src, dst of cow__sum_dtype(src); arg: const cow_dtype_t *src. */
+bool cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg);
+
+/* Compare operands 0 and 1; arg: struct cow__equal_arg *, whose equal
+ * field is cleared (and the iteration stopped) at the first difference. */
+struct cow__equal_arg {
+	cow_dtype_t dtype;
+	bool equal;
+};
+bool cow__loop_equal(char *const *p, const int64_t *s, int64_t n, void *arg);
+
+#endif

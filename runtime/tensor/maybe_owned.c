@@ -1,0 +1,148 @@
+/*
+ * maybe_owned.c - cow_tensor_expect_contiguous and the debug bookkeeping of
+ * MaybeOwned borrows (seed 003; the ABI rule is in maybe_owned.h).
+ *
+ * Debug mode (COW_DEBUG_BORROWS): each recorded borrow is a small record
+ * linked into its tensor's list, under one process-wide lock (debug builds
+ * only, so contention does not matter). cow_tensor_release() of the last
+ * reference calls cow__borrow_check_release(), which aborts if the list is
+ * not empty, naming where the oldest outstanding borrow was taken.
+ * Without COW_DEBUG_BORROWS nothing is recorded and nothing is checked.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cowstore/maybe_owned.h>
+
+#include "core/die.h"
+#include "core/error.h"
+#include "tensor/tensor.h"
+
+struct cow__borrow {
+	struct cow__borrow *next; /* Synchronization: cow_borrow_lock. */
+	struct cow__borrow **prevp; /* Synchronization: cow_borrow_lock. */
+	cow_tensor_t *tensor;     /* Read-only after init. */
+	const char *file;         /* Read-only after init. */
+	int line;                 /* Read-only after init. */
+};
+
+/* Same layout in every build (maybe_owned.h, ABI rule). */
+_Static_assert(sizeof(cow_maybe_owned_t) == 3 * sizeof(void *),
+    "cow_maybe_owned_t must not change size between builds");
+
+static pthread_mutex_t cow_borrow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bool
+cow_borrow_debug_enabled(void)
+{
+#ifdef COW_DEBUG_BORROWS
+	return true;
+#else
+	return false;
+#endif
+}
+
+void *
+cow_borrow_debug_begin(cow_tensor_t *t, const char *file, int line)
+{
+#ifdef COW_DEBUG_BORROWS
+	struct cow__borrow *b;
+
+	if (t == NULL)
+		return NULL;
+	if ((b = malloc(sizeof *b)) == NULL)
+		cow__die("out of memory recording a MaybeOwned borrow");
+	b->tensor = t;
+	b->file = file;
+	b->line = line;
+	pthread_mutex_lock(&cow_borrow_lock);
+	/* Append, so the head is the oldest borrow. */
+	b->next = NULL;
+	b->prevp = &t->borrows;
+	while (*b->prevp != NULL)
+		b->prevp = &(*b->prevp)->next;
+	*b->prevp = b;
+	pthread_mutex_unlock(&cow_borrow_lock);
+	return b;
+#else
+	(void)t;
+	(void)file;
+	(void)line;
+	return NULL;
+#endif
+}
+
+void
+cow_borrow_debug_end(void *record)
+{
+	struct cow__borrow *b = record;
+
+	if (b == NULL)
+		return;
+	pthread_mutex_lock(&cow_borrow_lock);
+	*b->prevp = b->next;
+	if (b->next != NULL)
+		b->next->prevp = b->prevp;
+	pthread_mutex_unlock(&cow_borrow_lock);
+	free(b);
+}
+
+size_t
+cow_borrow_debug_outstanding(const cow_tensor_t *t)
+{
+	size_t n = 0;
+
+	if (t == NULL)
+		return 0;
+	pthread_mutex_lock(&cow_borrow_lock);
+	for (const struct cow__borrow *b = t->borrows; b != NULL; b = b->next)
+		n++;
+	pthread_mutex_unlock(&cow_borrow_lock);
+	return n;
+}
+
+void
+cow__borrow_check_release(cow_tensor_t *t)
+{
+#ifdef COW_DEBUG_BORROWS
+	char msg[512];
+	const struct cow__borrow *b;
+	size_t n = 0;
+
+	pthread_mutex_lock(&cow_borrow_lock);
+	b = t->borrows;
+	for (const struct cow__borrow *i = b; i != NULL; i = i->next)
+		n++;
+	if (b != NULL)
+		snprintf(msg, sizeof msg, "cow_tensor_release: the last "
+		    "reference to tensor %p was released while %zu MaybeOwned "
+		    "borrow(s) of it are outstanding; the first was taken at "
+		    "%s:%d", (void *)t, n, b->file, b->line);
+	pthread_mutex_unlock(&cow_borrow_lock);
+	if (b != NULL)
+		cow__die(msg);
+#else
+	(void)t;
+#endif
+}
+
+cow_status_t
+cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,
+    const char *file, int line)
+{
+	cow_tensor_t *c;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if (t->contiguous) {
+		*out = cow_maybe_owned_borrowed_at(t, file, line);
+		return COW_OK;
+	}
+	if ((st = cow__tensor_clone(t, &c, "cow_tensor_expect_contiguous")) !=
+	    COW_OK)
+		return st;
+	*out = cow_maybe_owned_owned(c);
+	return COW_OK;
+}

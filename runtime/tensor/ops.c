@@ -1,0 +1,182 @@
+/*
+ * ops.c - the public ops: argument checks, result allocation, then the
+ * kernel (kernels.c). No op touches data except through a kernel.
+ */
+#include "core/error.h"
+#include "tensor/kernels.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+#include <cowstore/ops.h>
+
+cow_status_t
+cow_tensor_fill_(cow_tensor_t *t, double value)
+{
+	COW__CHECK_NOT_NULL(t);
+	return cow__kernel_fill(t, value, __func__);
+}
+
+cow_status_t
+cow_tensor_add_scalar_(cow_tensor_t *t, double value)
+{
+	COW__CHECK_NOT_NULL(t);
+	return cow__kernel_binary_scalar(COW__BINOP_ADD, t, t, value, __func__);
+}
+
+cow_status_t
+cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
+{
+	COW__CHECK_NOT_NULL(t);
+	return cow__kernel_binary_scalar(COW__BINOP_MUL, t, t, value, __func__);
+}
+
+cow_status_t
+cow_tensor_add_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(other);
+	return cow__kernel_binary(COW__BINOP_ADD, t, t, other, __func__);
+}
+
+cow_status_t
+cow_tensor_mul_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(other);
+	return cow__kernel_binary(COW__BINOP_MUL, t, t, other, __func__);
+}
+
+cow_status_t
+cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
+{
+	COW__CHECK_NOT_NULL(dst);
+	COW__CHECK_NOT_NULL(src);
+	return cow__kernel_copy(dst, src, __func__);
+}
+
+static cow_status_t
+cow_binary_out(enum cow__binop op, const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out, const char *func)
+{
+	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	cow_tensor_t *r;
+	cow_status_t st;
+	int ndim;
+
+	if ((st = cow__check_tensor(a, "a", func)) != COW_OK ||
+	    (st = cow__check_tensor(b, "b", func)) != COW_OK)
+		return st;
+	if (out == NULL)
+		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
+	/* Validate before allocating: the kernel would refuse the same. */
+	if (cow_tensor_dtype(a) != cow_tensor_dtype(b))
+		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and %s "
+		    "differ (no type promotion)",
+		    cow_dtype_name(cow_tensor_dtype(a)),
+		    cow_dtype_name(cow_tensor_dtype(b)));
+	if ((st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
+	    &ndim, sizes, func)) != COW_OK ||
+	    (st = cow__tensor_new_contiguous(a->dtype, ndim, sizes,
+	    cow__tensor_allocator(a), &r, func)) != COW_OK)
+		return st;
+	if ((st = cow__kernel_binary(op, r, a, b, func)) != COW_OK) {
+		cow_tensor_release(r);
+		return st;
+	}
+	*out = r;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_add(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	return cow_binary_out(COW__BINOP_ADD, a, b, out, __func__);
+}
+
+cow_status_t
+cow_tensor_mul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	return cow_binary_out(COW__BINOP_MUL, a, b, out, __func__);
+}
+
+cow_status_t
+cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
+{
+	cow_tensor_t *r;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(a);
+	COW__CHECK_NOT_NULL(out);
+	if (a->dtype == COW_DTYPE_BOOL)
+		return cow__error(COW_EDTYPE, __func__,
+		    "negation is not defined for dtype bool");
+	if ((st = cow__tensor_new_contiguous(a->dtype, a->ndim, a->sizes,
+	    cow__tensor_allocator(a), &r, __func__)) != COW_OK)
+		return st;
+	if ((st = cow__kernel_neg(r, a, __func__)) != COW_OK) {
+		cow_tensor_release(r);
+		return st;
+	}
+	*out = r;
+	return COW_OK;
+}
+
+/* Sum @a over the dimensions in @mask into a new tensor of @ndim, @sizes. */
+static cow_status_t
+cow_sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
+    const int64_t *sizes, cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *r;
+	cow_status_t st;
+
+	if ((st = cow__tensor_new_contiguous(cow__sum_dtype(a->dtype), ndim,
+	    sizes, cow__tensor_allocator(a), &r, func)) != COW_OK)
+		return st;
+	if ((st = cow__kernel_sum(r, a, mask, func)) != COW_OK) {
+		cow_tensor_release(r);
+		return st;
+	}
+	*out = r;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
+{
+	COW__CHECK_NOT_NULL(a);
+	COW__CHECK_NOT_NULL(out);
+	return cow_sum_out(a, a->ndim == 0 ? 0 :
+	    (uint32_t)((1ull << a->ndim) - 1), 0, NULL, out, __func__);
+}
+
+cow_status_t
+cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
+    cow_tensor_t **out)
+{
+	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	cow_status_t st;
+	int d, n = 0;
+
+	COW__CHECK_NOT_NULL(a);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__wrap_dim(dim, a->ndim, &d, __func__)) != COW_OK)
+		return st;
+	for (int i = 0; i < a->ndim; i++) {
+		if (i != d)
+			sizes[n++] = a->sizes[i];
+		else if (keepdim)
+			sizes[n++] = 1;
+	}
+	return cow_sum_out(a, 1u << d, n, sizes, out, __func__);
+}
+
+cow_status_t
+cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
+{
+	COW__CHECK_NOT_NULL(a);
+	COW__CHECK_NOT_NULL(b);
+	COW__CHECK_NOT_NULL(out);
+	return cow__kernel_equal(a, b, out, __func__);
+}

@@ -1,0 +1,108 @@
+/*
+ * overlap.c - does a tensor map two indices to one element? Writing every
+ * element of such a tensor (an expanded view, or some as_strided layouts)
+ * is refused, as eager tensor libraries do.
+ *
+ * Fast test: a stride-0 dimension of size > 1 overlaps. Otherwise, with the
+ * dimensions sorted by stride, if every stride exceeds the largest offset
+ * the smaller-stride dimensions can reach, the offsets are distinct (a
+ * mixed-radix numbering). When that sufficient test fails the answer is
+ * found exactly: enumerate every offset, sort, look for a repeat.
+ */
+#include <stdlib.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "tensor/kernels.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+static int
+cow_cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static cow_status_t
+cow_overlap_error(const cow_tensor_t *t, const char *func)
+{
+	char a[COW__SHAPE_STR_MAX], b[COW__SHAPE_STR_MAX];
+
+	return cow__error(COW_EOVERLAP, func,
+	    "cannot write a tensor whose elements overlap in memory (sizes "
+	    "%s, strides %s; an expanded view?): clone it first",
+	    cow__shape_str(a, t->ndim, t->sizes),
+	    cow__shape_str(b, t->ndim, t->strides));
+}
+
+/* Enumerate all offsets and look for a repeat. */
+static cow_status_t
+cow_overlap_exact(const cow_tensor_t *t, int n, const int64_t *sz,
+    const int64_t *st, const char *func)
+{
+	int64_t idx[COW_TENSOR_MAX_NDIM] = {0}, off = 0;
+	size_t bytes, k = 0;
+	int64_t *all;
+	bool dup = false;
+
+	if (__builtin_mul_overflow((size_t)t->numel, sizeof *all, &bytes) ||
+	    bytes > COW_STORAGE_MAX_NBYTES)
+		return cow__error(COW_ENOMEM, func,
+		    "%lld elements are too many to check for overlap",
+		    (long long)t->numel);
+	if ((all = cow__alloc(t->alloc, bytes, func)) == NULL)
+		return COW_ENOMEM;
+	for (;;) {
+		int d;
+
+		all[k++] = off;
+		for (d = 0; d < n; d++) {
+			if (++idx[d] < sz[d]) {
+				off += st[d];
+				break;
+			}
+			idx[d] = 0;
+			off -= st[d] * (sz[d] - 1);
+		}
+		if (d == n)
+			break;
+	}
+	qsort(all, k, sizeof *all, cow_cmp_i64);
+	for (size_t i = 1; i < k && !dup; i++)
+		dup = all[i] == all[i - 1];
+	cow__free(t->alloc, all, bytes);
+	return dup ? cow_overlap_error(t, func) : COW_OK;
+}
+
+cow_status_t
+cow__check_writable(const cow_tensor_t *t, const char *func)
+{
+	int64_t sz[COW_TENSOR_MAX_NDIM], st[COW_TENSOR_MAX_NDIM], reach = 0;
+	int n = 0;
+
+	if (t->numel <= 1)
+		return COW_OK;
+	for (int d = 0; d < t->ndim; d++) {
+		int i;
+
+		if (t->sizes[d] == 1)
+			continue;
+		if (t->strides[d] == 0)
+			return cow_overlap_error(t, func);
+		/* Insertion sort by stride, ascending. */
+		for (i = n++; i > 0 && st[i - 1] > t->strides[d]; i--) {
+			st[i] = st[i - 1];
+			sz[i] = sz[i - 1];
+		}
+		st[i] = t->strides[d];
+		sz[i] = t->sizes[d];
+	}
+	for (int i = 0; i < n; i++) {
+		if (st[i] <= reach)
+			return cow_overlap_exact(t, n, sz, st, func);
+		reach += st[i] * (sz[i] - 1);
+	}
+	return COW_OK;
+}

@@ -1,0 +1,147 @@
+/*
+ * reshape.c - reshape and its mode (seed 002).
+ *
+ * When the strides allow a view, the legacy mode returns an aliasing view
+ * on the same storage; the lazy-copy mode returns a lazy copy (a new
+ * storage sharing the data) seen with the new shape: the same O(1) cost,
+ * but no aliasing, so the program cannot tell a view from a copy. When no
+ * view is possible, both copy eagerly.
+ *
+ * The process-wide mode is one word read with a relaxed atomic load (it
+ * publishes no data: an operation that races with a change may use either
+ * mode). The thread-local override takes precedence.
+ */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/sync.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+/* Synchronization: atomic (relaxed; cow__counter_* from sync.h). */
+static uint64_t cow_reshape_global = COW_RESHAPE_ALIAS;
+/* COW_RESHAPE_INHERIT when the thread has no override. */
+static _Thread_local cow_reshape_mode_t cow_reshape_thread =
+    COW_RESHAPE_INHERIT;
+
+static cow_status_t
+cow_reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok,
+    const char *func)
+{
+	switch (mode) {
+	case COW_RESHAPE_ALIAS:
+	case COW_RESHAPE_LAZY_COPY:
+		return COW_OK;
+	case COW_RESHAPE_WARN:
+		return cow__error(COW_ENOTSUP, func,
+		    "mode COW_RESHAPE_WARN (%d) is reserved for the "
+		    "reshape-alias warning mode, which is not implemented yet",
+		    (int)mode);
+	case COW_RESHAPE_INHERIT:
+		if (inherit_ok)
+			return COW_OK;
+		break;
+	}
+	return cow__error(COW_EINVAL, func, "invalid reshape mode %d%s",
+	    (int)mode, mode == COW_RESHAPE_INHERIT ?
+	    " (COW_RESHAPE_INHERIT is only for thread overrides)" : "");
+}
+
+cow_status_t
+cow_reshape_mode_set(cow_reshape_mode_t mode)
+{
+	cow_status_t st;
+
+	if ((st = cow_reshape_mode_check(mode, false, __func__)) != COW_OK)
+		return st;
+	cow__counter_store(&cow_reshape_global, (uint64_t)mode);
+	return COW_OK;
+}
+
+cow_reshape_mode_t
+cow_reshape_mode_get(void)
+{
+	return (cow_reshape_mode_t)cow__counter_load(&cow_reshape_global);
+}
+
+cow_status_t
+cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
+    cow_reshape_mode_t *previous)
+{
+	cow_status_t st;
+
+	if ((st = cow_reshape_mode_check(mode, true, __func__)) != COW_OK)
+		return st;
+	if (previous != NULL)
+		*previous = cow_reshape_thread;
+	cow_reshape_thread = mode;
+	return COW_OK;
+}
+
+cow_reshape_mode_t
+cow_reshape_mode_get_thread(void)
+{
+	return cow_reshape_thread;
+}
+
+cow_reshape_mode_t
+cow_reshape_mode_effective(void)
+{
+	if (cow_reshape_thread != COW_RESHAPE_INHERIT)
+		return cow_reshape_thread;
+	return cow_reshape_mode_get();
+}
+
+/* A lazy copy of @t's storage seen with (@ndim, @sizes, @strides). */
+static cow_status_t
+cow_reshape_lazy(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    const int64_t *strides, cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *r;
+	cow_storage_t *s;
+	cow_status_t st;
+
+	/* The struct first, so a failure leaves t's storage as it was. */
+	if ((r = cow__tensor_alloc(cow__tensor_allocator(t), func)) == NULL)
+		return COW_ENOMEM;
+	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
+		char why[256];
+
+		snprintf(why, sizeof why, "%s", cow_last_error());
+		cow__tensor_free(r);
+		return cow__error(st, func, "%s", why);
+	}
+	cow__tensor_init(r, s, t->dtype, ndim, sizes, strides, t->offset);
+	*out = r;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out)
+{
+	int64_t ns[COW_TENSOR_MAX_NDIM], nst[COW_TENSOR_MAX_NDIM];
+	cow_tensor_t *c;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, __func__)) !=
+	    COW_OK)
+		return st;
+	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
+		/* WARN can never be in effect: every setter refuses it. */
+		if (cow_reshape_mode_effective() == COW_RESHAPE_LAZY_COPY)
+			return cow_reshape_lazy(t, ndim, ns, nst, out,
+			    __func__);
+		return cow__tensor_new(t->storage, t->dtype, ndim, ns, nst,
+		    t->offset, out, __func__);
+	}
+	/* No view possible: copy, then see the copy with the new shape. */
+	if ((st = cow__tensor_clone(t, &c, __func__)) != COW_OK)
+		return st;
+	st = cow__tensor_new(c->storage, c->dtype, ndim, ns, NULL, 0, out,
+	    __func__);
+	cow_tensor_release(c);
+	return st;
+}

@@ -1,0 +1,217 @@
+/*
+ * tensor.c - tensor lifecycle, internal constructors and accessors.
+ * Metadata is immutable after initialisation; only the refcount changes.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+cow_tensor_t *
+cow__tensor_alloc(cow_allocator_t *alloc, const char *func)
+{
+	cow_tensor_t *t = cow__alloc(alloc, sizeof *t, func);
+
+	if (t != NULL)
+		t->alloc = alloc;
+	return t;
+}
+
+void
+cow__tensor_free(cow_tensor_t *t)
+{
+	cow__free(t->alloc, t, sizeof *t);
+}
+
+void
+cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
+    int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
+{
+	cow__ref_init(&t->refs, 1);
+	t->dtype = dtype;
+	t->ndim = ndim;
+	t->itemsize = cow_dtype_size(dtype);
+	t->offset = offset;
+	t->storage = storage;
+	t->borrows = NULL;
+	for (int d = 0; d < ndim; d++)
+		t->sizes[d] = sizes[d];
+	if (strides != NULL)
+		for (int d = 0; d < ndim; d++)
+			t->strides[d] = strides[d];
+	else
+		cow__contiguous_strides(ndim, sizes, t->strides);
+	t->numel = cow__shape_numel(ndim, sizes);
+	t->contiguous = cow__is_contiguous(ndim, t->sizes, t->strides);
+}
+
+cow_status_t
+cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *t = cow__tensor_alloc(cow_storage_allocator(storage),
+	    func);
+
+	if (t == NULL)
+		return COW_ENOMEM;
+	cow_storage_retain(storage);
+	cow__tensor_init(t, storage, dtype, ndim, sizes, strides, offset);
+	*out = t;
+	return COW_OK;
+}
+
+cow_status_t
+cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim, const int64_t *sizes,
+    cow_allocator_t *alloc, cow_tensor_t **out, const char *func)
+{
+	cow_storage_t *s;
+	cow_status_t st;
+	size_t nbytes;
+
+	if ((st = cow__dtype_check(dtype, func)) != COW_OK ||
+	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
+	    &nbytes, func)) != COW_OK)
+		return st;
+	if ((st = cow_storage_new(nbytes, alloc, &s)) != COW_OK) {
+		char why[256];
+
+		snprintf(why, sizeof why, "%s", cow_last_error());
+		return cow__error(st, func, "%s", why);
+	}
+	st = cow__tensor_new(s, dtype, ndim, sizes, NULL, 0, out, func);
+	cow_storage_release(s);
+	return st;
+}
+
+cow_allocator_t *
+cow__tensor_allocator(const cow_tensor_t *t)
+{
+	return cow_storage_allocator(t->storage);
+}
+
+cow_status_t
+cow__wrap_dim(int dim, int ndim, int *out, const char *func)
+{
+	if (ndim == 0)
+		return cow__error(COW_ERANGE, func,
+		    "dim %d out of range: the tensor has no dimensions", dim);
+	if (dim < -ndim || dim >= ndim)
+		return cow__error(COW_ERANGE, func,
+		    "dim %d out of range [%d, %d)", dim, -ndim, ndim);
+	*out = dim < 0 ? dim + ndim : dim;
+	return COW_OK;
+}
+
+cow_status_t
+cow__check_tensor(const cow_tensor_t *t, const char *name, const char *func)
+{
+	if (t == NULL)
+		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		    name);
+	return COW_OK;
+}
+
+void
+cow_tensor_retain(cow_tensor_t *t)
+{
+	if (t == NULL)
+		cow__die("cow_tensor_retain(NULL)");
+	cow__ref_get(&t->refs);
+}
+
+void
+cow_tensor_release(cow_tensor_t *t)
+{
+	if (t == NULL || !cow__ref_put(&t->refs))
+		return;
+	cow__borrow_check_release(t);
+	cow_storage_release(t->storage);
+	cow__tensor_free(t);
+}
+
+unsigned
+cow_tensor_refcount(const cow_tensor_t *t)
+{
+	return t == NULL ? 0 : cow__ref_load(&t->refs);
+}
+
+int
+cow_tensor_ndim(const cow_tensor_t *t)
+{
+	return t == NULL ? 0 : t->ndim;
+}
+
+cow_dtype_t
+cow_tensor_dtype(const cow_tensor_t *t)
+{
+	return t == NULL ? (cow_dtype_t)0 : t->dtype;
+}
+
+int64_t
+cow_tensor_numel(const cow_tensor_t *t)
+{
+	return t == NULL ? 0 : t->numel;
+}
+
+int64_t
+cow_tensor_offset(const cow_tensor_t *t)
+{
+	return t == NULL ? 0 : t->offset;
+}
+
+const int64_t *
+cow_tensor_sizes(const cow_tensor_t *t)
+{
+	return t == NULL ? NULL : t->sizes;
+}
+
+const int64_t *
+cow_tensor_strides(const cow_tensor_t *t)
+{
+	return t == NULL ? NULL : t->strides;
+}
+
+cow_status_t
+cow_tensor_size(const cow_tensor_t *t, int dim, int64_t *out)
+{
+	cow_status_t st;
+	int d;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
+		return st;
+	*out = t->sizes[d];
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_stride(const cow_tensor_t *t, int dim, int64_t *out)
+{
+	cow_status_t st;
+	int d;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
+		return st;
+	*out = t->strides[d];
+	return COW_OK;
+}
+
+bool
+cow_tensor_is_contiguous(const cow_tensor_t *t)
+{
+	return t != NULL && t->contiguous;
+}
+
+cow_storage_t *
+cow_tensor_storage(const cow_tensor_t *t)
+{
+	return t == NULL ? NULL : t->storage;
+}

@@ -1,0 +1,110 @@
+/*
+ * tensor.h - internal layout of a tensor and the functions the tensor files
+ * share.
+ *
+ * Data access rule: every op reads a tensor's elements through
+ * cow__tensor_read_data() and writes them through cow__tensor_write_data(),
+ * and nothing else in runtime/tensor/ touches cow_storage_const_data() or
+ * cow_storage_mutable_data(). Checks that must see every read or every
+ * write (the reshape-alias simulation) belong inside those two functions.
+ */
+#ifndef COW_TENSOR_TENSOR_H
+#define COW_TENSOR_TENSOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cowstore/tensor.h>
+
+#include "core/sync.h"
+
+struct cow__borrow;
+
+struct cow_tensor_s {
+	cow__refcount_t refs;   /* Handles. Synchronization: atomic. */
+	/* Everything below is read-only after initialisation. */
+	cow_dtype_t dtype;
+	int ndim;
+	bool contiguous;
+	size_t itemsize;
+	int64_t numel;
+	int64_t offset;           /* in elements */
+	cow_storage_t *storage;   /* one reference, owned */
+	cow_allocator_t *alloc;   /* allocator of this struct */
+	/*
+	 * Outstanding recorded MaybeOwned borrows (COW_DEBUG_BORROWS builds;
+	 * always NULL otherwise). Synchronization: the borrow lock in
+	 * maybe_owned.c.
+	 */
+	struct cow__borrow *borrows;
+	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	int64_t strides[COW_TENSOR_MAX_NDIM]; /* in elements, >= 0 */
+};
+
+/* An uninitialised tensor struct from @alloc (COW_ENOMEM naming @func
+ * gives NULL). Free it with cow__tensor_free() until it is initialised. */
+cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc, const char *func);
+void cow__tensor_free(cow_tensor_t *t);
+
+/* Initialise @t (from cow__tensor_alloc) over @storage, taking over the
+ * caller's reference on it. @strides NULL means contiguous. The struct's
+ * allocator (set by cow__tensor_alloc) is kept. */
+void cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage,
+    cow_dtype_t dtype, int ndim, const int64_t *sizes, const int64_t *strides,
+    int64_t offset);
+
+/*
+ * A new tensor over @storage (the tensor takes one new reference on it) with
+ * the given layout, which the caller has validated (shape checked, layout
+ * inside the storage). @strides NULL means contiguous. The struct comes from
+ * the storage's allocator. COW_ENOMEM (message naming @func) on failure.
+ */
+cow_status_t cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
+    int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_tensor_t **out, const char *func);
+
+/*
+ * A new contiguous tensor on a new zero-filled private storage. Validates
+ * dtype and shape (COW_EINVAL, COW_ERANGE, COW_EOVERFLOW naming @func).
+ * @alloc NULL means the default allocator.
+ */
+cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
+    const char *func);
+
+/* An eager contiguous copy of @t (cow_tensor_clone), errors naming @func. */
+cow_status_t cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out,
+    const char *func);
+
+/* The allocator new storages derived from @t use (its storage's). */
+cow_allocator_t *cow__tensor_allocator(const cow_tensor_t *t);
+
+/*
+ * The ONE read access: the address of element [0, ..., 0] for reading, or
+ * NULL when the tensor has no elements. Never materialises.
+ */
+const char *cow__tensor_read_data(const cow_tensor_t *t);
+
+/*
+ * The ONE write access: materialise the storage if it is copy-on-write and
+ * give the address of element [0, ..., 0] for writing. Call it only for a
+ * tensor with elements. COW_ENOMEM (naming @func) leaves everything as it
+ * was. Callers take their write pointer BEFORE any read pointer into the
+ * same storage: materialisation may move the data.
+ */
+cow_status_t cow__tensor_write_data(cow_tensor_t *t, char **out,
+    const char *func);
+
+/* Normalise @dim (negative counts from the end) into [0, ndim). COW_ERANGE
+ * names the dimension and the valid range. */
+cow_status_t cow__wrap_dim(int dim, int ndim, int *out, const char *func);
+
+/* COW_EINVAL naming @func and @name when @p is NULL. */
+cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name,
+    const char *func);
+
+/* Debug borrow check on the last release (maybe_owned.c): aborts when a
+ * recorded borrow of @t is outstanding. No-op without COW_DEBUG_BORROWS. */
+void cow__borrow_check_release(cow_tensor_t *t);
+
+#endif
