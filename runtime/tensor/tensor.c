@@ -97,6 +97,9 @@ cow__tensor_allocator(const cow_tensor_t *t)
 cow_status_t
 cow__wrap_dim(int dim, int ndim, int *out, const char *func)
 {
+	/* Written on every path (internal helper), so that callers that
+	 * inline it see an initialised value. */
+	*out = 0;
 	if (ndim == 0)
 		return cow__error(COW_ERANGE, func,
 		    "dim %d out of range: the tensor has no dimensions", dim);
