@@ -1,0 +1,143 @@
+/*
+ * Tensors across threads: four threads repeatedly lazy-clone one shared
+ * tensor T (a read of T), reshape it in their own thread-local reshape
+ * mode, borrow it through MaybeOwned, read it with ops, and write their
+ * clones (each write materialises that clone, racing with the others'
+ * materialisations and releases). T is never written: it must end with its
+ * original address and values, and every clone must hold T + its writes.
+ *
+ * A plain executable (not Criterion) so it also runs under TSan.
+ * Prints "N passed, N failed"; exits non-zero on any failure.
+ */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "cow_test.h"
+
+#define THREADS 4
+#define ROUNDS 200
+#define SIDE 32
+
+static cow_tensor_t *T;
+static const void *T_addr;
+static pthread_barrier_t start;
+
+struct worker {
+	int id;
+	int failed;
+	int passed;
+};
+
+static void
+check(struct worker *w, bool ok, const char *what)
+{
+	if (ok) {
+		w->passed++;
+		return;
+	}
+	if (w->failed++ < 5)
+		fprintf(stderr, "thread %d: %s (%s)\n", w->id, what,
+		    cow_last_error());
+}
+
+/* Sum of T's elements: 0 + 1 + ... + (SIDE * SIDE - 1). */
+static double
+base_sum(void)
+{
+	return (double)(SIDE * SIDE) * (SIDE * SIDE - 1) / 2.0;
+}
+
+static double
+sum_of(const cow_tensor_t *t)
+{
+	cow_tensor_t *s;
+	double v = -1;
+
+	if (cow_tensor_sum(t, &s) != COW_OK)
+		return -2;
+	(void)cow_tensor_get_f64(s, NULL, &v);
+	cow_tensor_release(s);
+	return v;
+}
+
+static void *
+run(void *arg)
+{
+	struct worker *w = arg;
+	cow_reshape_mode_t mine = w->id % 2 ? COW_RESHAPE_LAZY_COPY :
+	    COW_RESHAPE_ALIAS;
+
+	if (cow_reshape_mode_set_thread(mine, NULL) != COW_OK)
+		abort();
+	pthread_barrier_wait(&start);
+	for (int r = 0; r < ROUNDS; r++) {
+		cow_tensor_t *c, *row, *flat;
+		cow_maybe_owned_t mo;
+		double add = w->id + 1;
+
+		check(w, cow_reshape_mode_effective() == mine,
+		    "thread-local mode changed");
+		check(w, cow_tensor_expect_contiguous(T, &mo) == COW_OK &&
+		    !cow_maybe_owned_is_owned(&mo), "borrow of T");
+		check(w, sum_of(cow_maybe_owned_get(&mo)) == base_sum(),
+		    "read of T through the borrow");
+		cow_maybe_owned_release(&mo);
+
+		if (cow_tensor_lazy_clone(T, &c) != COW_OK)
+			abort();
+		if (cow_tensor_select(c, 0, r % SIDE, &row) != COW_OK ||
+		    cow_tensor_reshape(c, 1, (int64_t[]){-1}, &flat) != COW_OK)
+			abort();
+		/* Writing a view of the clone materialises the clone. */
+		check(w, cow_tensor_add_scalar_(row, add) == COW_OK,
+		    "write the clone");
+		check(w, !cow_storage_is_cow(cow_tensor_storage(c)) &&
+		    cow_tensor_const_data(c) != T_addr, "clone materialised");
+		check(w, sum_of(c) == base_sum() + add * SIDE,
+		    "clone holds T plus its write");
+		/* In ALIAS mode flat sees the write; in LAZY_COPY it is a
+		 * separate copy that still holds T's values. */
+		check(w, sum_of(flat) == (mine == COW_RESHAPE_ALIAS ?
+		    base_sum() + add * SIDE : base_sum()), "reshape mode");
+		cow_tensor_release(flat);
+		cow_tensor_release(row);
+		cow_tensor_release(c);
+	}
+	return NULL;
+}
+
+int
+main(void)
+{
+	struct worker w[THREADS];
+	pthread_t th[THREADS];
+	cow_tensor_t *flat;
+	int failed = 0, passed = 0;
+
+	if (cow_tensor_arange(COW_DTYPE_FLOAT64, SIDE * SIDE, NULL, &flat) !=
+	    COW_OK ||
+	    cow_tensor_view(flat, 2, (int64_t[]){SIDE, SIDE}, &T) != COW_OK)
+		return 2;
+	cow_tensor_release(flat);
+	T_addr = cow_tensor_const_data(T);
+	pthread_barrier_init(&start, NULL, THREADS);
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){i, 0, 0};
+		pthread_create(&th[i], NULL, run, &w[i]);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(th[i], NULL);
+		failed += w[i].failed;
+		passed += w[i].passed;
+	}
+	pthread_barrier_destroy(&start);
+	/* T was only read. */
+	if (cow_tensor_const_data(T) == T_addr && sum_of(T) == base_sum() &&
+	    cow_storage_share_count(cow_tensor_storage(T)) == 1)
+		passed++;
+	else
+		failed++;
+	cow_tensor_release(T);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
