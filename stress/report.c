@@ -160,7 +160,7 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 	printf("\nallocator live bytes at the end: default allocator (%s) %"
 	    PRIu64 " bytes in %" PRIu64 " blocks; harness allocator %" PRIu64
 	    " bytes in %" PRIu64 " blocks%s; external buffers %" PRIu64
-	    " bytes in %" PRIu64 "\n",
+	    " bytes in %" PRIu64 " buffers\n",
 	    cow_allocator_name(cow_allocator_default()),
 	    tot->default_live_bytes, tot->default_live_allocs,
 	    tot->stress_live_bytes, tot->stress_live_allocs,
