@@ -29,6 +29,7 @@ s=$dir/corpus/fuzz_storage
 c=$dir/controls/fuzz_storage
 a=$dir/corpus/fuzz_api
 k=$dir/known/fuzz_api
+mkdir -p "$dir/known/fuzz_tensor"
 mkdir -p "$s" "$c" "$a" "$k"
 
 # new, clone, write through the clone: the other must not change. This
@@ -86,3 +87,43 @@ seed "$a/misc" 0a 00 0a f6 0a f5 0a 01 0a 80 04 06 06 04 00 00
 # zero-byte storage over non-NULL data reports that data instead of NULL.
 seed "$k/external_zero_data" 01 31 00 00 00
 seed "$a/external_zero_data" 01 31 00 00 00 05 00 01 05 00 00
+
+# fuzz_tensor ops (fuzz_tensor.c, run_op): 00 zeros, 01 full, 02 from_data
+# (DTYPE NDIM, 18 size bytes: < 236 gives value % 5), 03 arange, 04-0e the
+# views select slice narrow transpose permute unsqueeze squeeze squeeze_all
+# expand diagonal as_strided (SRC A B C ...), 0f view, 10 reshape (SRC HOW,
+# 18 sizes), 11 lazy clone/contiguous/clone, 12-13 in-place (KIND DST SRC
+# VALUE), 14 set, 15-16 out-of-place (KIND A B DIM KEEPDIM), 17 release.
+t=$dir/corpus/fuzz_tensor
+mkdir -p "$t"
+seed "$t/views_fill" 00 05 02 03 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 04 00 03 01 00 12 00 01 00 47 07 00 03 04 00 05 00 04 00 02 00 04 \
+    12 01 03 00 02 17 01
+seed "$t/int_ops" 01 02 02 02 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 43 12 01 00 00 46 12 04 00 00 00 15 02 00 00 00 00 15 03 00 00 00 \
+    00 15 04 00 00 01 01 15 05 00 01 00 00
+seed "$t/uint8_wrap" 03 01 cd 12 02 00 00 42 15 00 00 00 00 00 15 05 00 01 \
+    00 00
+seed "$t/lazy_clone_reshape" 02 04 02 02 02 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01 01 86 00 87 00 0a 00 8f 00 11 00 00 12 00 01 00 46 10 00 \
+    16 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 10 00 25 01 01 \
+    01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 0f 00 14 01 01 01 01 01 \
+    01 01 01 01 01 01 01 01 01 01 01 01 01 10 00 03 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01 01 01 01 01 01
+seed "$t/expand_copy" 00 03 02 01 03 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 0c 00 01 01 00 03 02 02 03 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 13 05 01 00 00 11 01 01 11 01 02 13 05 00 01 00
+seed "$t/more_views" 00 05 03 03 03 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 0d 00 00 03 04 08 00 01 00 00 09 00 03 00 00 0a 00 05 00 00 0b \
+    00 00 00 00 06 00 03 01 02 0e 00 01 00 00 02 03 00 04 01 02 03 01 01 01 \
+    00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 \
+    00 01 00 01 00 01 00 14 00 00 46 03 00 00 00 00 00 00 00 00 00 00 00 00 \
+    00 00 00 00 00 00 14 00 01 46 03 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01
+seed "$t/bool_ops" 01 00 01 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 41 15 00 00 00 00 00 15 02 00 00 00 00 12 00 00 00 40 15 03 00 00 \
+    00 00 13 05 00 00 00
+
+# Known library bug (fuzz_tensor.c, KNOWN_BUG_EMPTY_HUGE_STRIDES): zeros of
+# shape [0, 3, 2^63 - 1] overflows in cow__contiguous_strides.
+seed "$dir/known/fuzz_tensor/empty_huge_strides" 00 00 03 00 03 ff ff

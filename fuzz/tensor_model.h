@@ -1,0 +1,97 @@
+/*
+ * tensor_model.h - the reference fuzz_tensor checks the tensor API against:
+ * plain arrays of values, one per storage, and views as (base, offset,
+ * sizes, strides) with naive index arithmetic. There is no sharing: a lazy
+ * clone copies the whole base array, and a write through a view writes the
+ * base array, which every other view of it then reads.
+ *
+ * Values are exact: bool and integer elements are kept as int64_t, floating
+ * ones as double (float32 ones rounded to float). Written from the headers
+ * (tensor.h, ops.h) alone, without looking at runtime/tensor/.
+ */
+#ifndef COW_FUZZ_TENSOR_MODEL_H
+#define COW_FUZZ_TENSOR_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cowstore/tensor.h>
+
+#define TM_MAX_NDIM COW_TENSOR_MAX_NDIM
+#define TM_SLOTS 10
+
+typedef struct tm_value {
+	int64_t i; /* bool and integer dtypes */
+	double f;  /* float32 and float64 */
+} tm_value_t;
+
+struct tm_layout {
+	int ndim;
+	int64_t sizes[TM_MAX_NDIM];
+	int64_t strides[TM_MAX_NDIM];
+	int64_t offset;
+};
+
+struct tm_base {
+	bool live;
+	cow_dtype_t dtype;
+	int64_t n;        /* elements */
+	tm_value_t *v;
+};
+
+struct tm_tensor {
+	bool live;
+	int base;
+	struct tm_layout l;
+};
+
+struct tm_model {
+	struct tm_base b[TM_SLOTS];
+	struct tm_tensor t[TM_SLOTS];
+};
+
+/* Values and the conversion and arithmetic rules of ops.h. */
+bool tm_is_float(cow_dtype_t dtype);
+bool tm_dtype_valid(int dtype);
+int64_t tm_dtype_size(cow_dtype_t dtype);
+tm_value_t tm_from_double(cow_dtype_t dtype, double x);
+tm_value_t tm_from_int(cow_dtype_t dtype, int64_t x);
+tm_value_t tm_convert(cow_dtype_t from, tm_value_t v, cow_dtype_t to);
+tm_value_t tm_add(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
+tm_value_t tm_mul(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
+tm_value_t tm_neg(cow_dtype_t dtype, tm_value_t a);
+/* cow_tensor_equal's element rule (NaN unequal, -0 == 0). */
+bool tm_equal_elem(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
+/* The same value (bit for bit; any NaN matches any NaN). */
+bool tm_same(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
+
+/* Layouts. */
+int64_t tm_numel(const struct tm_layout *l); /* -1 when it overflows */
+void tm_contiguous_strides(struct tm_layout *l);
+bool tm_is_contiguous(const struct tm_layout *l);
+/* Storage position of the k-th element in row-major order. */
+int64_t tm_pos(const struct tm_layout *l, int64_t k);
+/* Do two elements share a position? */
+bool tm_overlaps(const struct tm_layout *l);
+/* Normalise a dimension argument: false when outside [-n, n). */
+bool tm_wrap_dim(int64_t dim, int n, int *out);
+
+/* The model: bases and tensors. */
+void tm_init(struct tm_model *m);
+void tm_fini(struct tm_model *m);
+int tm_free_slot(const struct tm_model *m);
+int tm_pick_live(const struct tm_model *m, unsigned k);
+/* A new base of @n elements (all zero), or -1 when the model has no room
+ * (cannot happen while bases <= tensors) or no memory. */
+int tm_base_new(struct tm_model *m, cow_dtype_t dtype, int64_t n);
+/* Put a tensor in @slot over @base. */
+void tm_tensor_set(struct tm_model *m, int slot, int base,
+    const struct tm_layout *l);
+/* Drop the tensor in @slot (and its base when it was the last user). */
+void tm_tensor_drop(struct tm_model *m, int slot);
+/* Element k (row-major) of the tensor in @slot. */
+tm_value_t tm_get(const struct tm_model *m, int slot, int64_t k);
+void tm_set(struct tm_model *m, int slot, int64_t k, tm_value_t v);
+cow_dtype_t tm_dtype(const struct tm_model *m, int slot);
+
+#endif
