@@ -14,17 +14,22 @@
 #include "tensor/dtype.h"
 #include "tensor/tensor.h"
 
-const char *
-cow__tensor_read_data(const cow_tensor_t *t)
+cow_status_t
+cow__tensor_read_data(const cow_tensor_t *t, const char **out,
+    const char *func)
 {
 	const char *base;
 
-	if (t->numel == 0)
-		return NULL;
+	(void)func;
+	if (t->numel == 0) {
+		*out = NULL;
+		return COW_OK;
+	}
 	/* A plain load of the storage's data pointer: no atomic operation,
 	 * never a materialisation (storage.h). */
 	base = cow_storage_const_data(t->storage);
-	return base + t->offset * (int64_t)t->itemsize;
+	*out = base + t->offset * (int64_t)t->itemsize;
+	return COW_OK;
 }
 
 cow_status_t
@@ -43,10 +48,24 @@ cow__tensor_write_data(cow_tensor_t *t, char **out, const char *func)
 	return COW_OK;
 }
 
+const char *
+cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
+    const cow_tensor_t *dst, const char *dst_data)
+{
+	if (in->storage != dst->storage || in_data == NULL)
+		return in_data;
+	return dst_data - dst->offset * (int64_t)dst->itemsize +
+	    in->offset * (int64_t)in->itemsize;
+}
+
 const void *
 cow_tensor_const_data(const cow_tensor_t *t)
 {
-	return t == NULL ? NULL : cow__tensor_read_data(t);
+	const char *p;
+
+	if (t == NULL || cow__tensor_read_data(t, &p, __func__) != COW_OK)
+		return NULL;
+	return p;
 }
 
 cow_status_t
@@ -92,28 +111,32 @@ cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
 cow_status_t
 cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
 {
+	const char *p;
 	cow_status_t st;
 	int64_t off;
 
 	COW__CHECK_NOT_NULL(t);
 	COW__CHECK_NOT_NULL(out);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK)
+	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
-	*out = cow__load_f64(t->dtype, cow__tensor_read_data(t) + off);
+	*out = cow__load_f64(t->dtype, p + off);
 	return COW_OK;
 }
 
 cow_status_t
 cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 {
+	const char *p;
 	cow_status_t st;
 	int64_t off;
 
 	COW__CHECK_NOT_NULL(t);
 	COW__CHECK_NOT_NULL(out);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK)
+	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
-	*out = cow__load_i64(t->dtype, cow__tensor_read_data(t) + off);
+	*out = cow__load_i64(t->dtype, p + off);
 	return COW_OK;
 }
 

@@ -16,6 +16,7 @@
 struct cow_input {
 	const cow_tensor_t *t;  /* the input, or its temporary copy */
 	cow_tensor_t *tmp;      /* the temporary (released after the op) */
+	const char *data;       /* read address of element [0, ..., 0] */
 	/* Strides presenting t with the destination's shape (0 where it is
 	 * broadcast); unused by the sum kernel. */
 	int64_t strides[COW_TENSOR_MAX_NDIM];
@@ -102,6 +103,22 @@ cow_input_detach(struct cow_input *in, const cow_tensor_t *dst, bool same_shape,
 	return COW_OK;
 }
 
+/* The read access for an input (after any detach). */
+static cow_status_t
+cow_input_read(struct cow_input *in, const char *func)
+{
+	return cow__tensor_read_data(in->t, &in->data, func);
+}
+
+/* After the destination's write access: inputs viewing its storage read
+ * from the (possibly moved) data. */
+static void
+cow_input_rebase(struct cow_input *in, const cow_tensor_t *dst,
+    const char *dst_data)
+{
+	in->data = cow__tensor_rebase(in->t, in->data, dst, dst_data);
+}
+
 static void
 cow_input_done(struct cow_input *in)
 {
@@ -148,14 +165,15 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 	if ((st = cow__check_writable(dst, func)) != COW_OK ||
 	    (st = cow_input_detach(&in, dst, true, func)) != COW_OK)
 		return st;
-	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+	if ((st = cow_input_read(&in, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
 		cow_input_done(&in);
 		return st;
 	}
+	cow_input_rebase(&in, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, cow__tensor_read_data(in.t), in.strides,
-	    in.t->itemsize);
+	cow__iter_add(&it, in.data, in.strides, in.t->itemsize);
 	if (dst->dtype == src->dtype)
 		cow__iter_run(&it, cow__loop_copy_same, &size);
 	else
@@ -189,17 +207,19 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
 		return st;
 	if ((st = cow_input_detach(&ib, dst, true, func)) != COW_OK ||
+	    (st = cow_input_read(&ia, func)) != COW_OK ||
+	    (st = cow_input_read(&ib, func)) != COW_OK ||
 	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
 		cow_input_done(&ia);
 		cow_input_done(&ib);
 		return st;
 	}
+	cow_input_rebase(&ia, dst, p);
+	cow_input_rebase(&ib, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.strides,
-	    a->itemsize);
-	cow__iter_add(&it, cow__tensor_read_data(ib.t), ib.strides,
-	    b->itemsize);
+	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
+	cow__iter_add(&it, ib.data, ib.strides, b->itemsize);
 	cow__iter_run(&it, loops[dst->dtype], NULL);
 	cow_input_done(&ia);
 	cow_input_done(&ib);
@@ -228,15 +248,16 @@ cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
 	if ((st = cow__check_writable(dst, func)) != COW_OK ||
 	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
 		return st;
-	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+	if ((st = cow_input_read(&ia, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
 		cow_input_done(&ia);
 		return st;
 	}
+	cow_input_rebase(&ia, dst, p);
 	cow__store_f64(a->dtype, &v, value);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.strides,
-	    a->itemsize);
+	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
 	cow__iter_add(&it, &v, NULL, a->itemsize);
 	cow__iter_run(&it, loops[dst->dtype], NULL);
 	cow_input_done(&ia);
@@ -265,14 +286,15 @@ cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
 	if ((st = cow__check_writable(dst, func)) != COW_OK ||
 	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
 		return st;
-	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+	if ((st = cow_input_read(&ia, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
 		cow_input_done(&ia);
 		return st;
 	}
+	cow_input_rebase(&ia, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.strides,
-	    a->itemsize);
+	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
 	cow__iter_run(&it, cow__loops_neg[a->dtype], NULL);
 	cow_input_done(&ia);
 	return COW_OK;
@@ -332,7 +354,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	int64_t dstrides[COW_TENSOR_MAX_NDIM];
 	size_t size = dst->itemsize;
 	cow_dtype_t src = a->dtype;
-	struct cow_input ia = {a, NULL, {0}};
+	struct cow_input ia = {a, NULL, NULL, {0}};
 	cow__scalar_t zero;
 	cow__iter_t it;
 	cow_status_t st;
@@ -350,10 +372,12 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	if ((st = cow__check_writable(dst, func)) != COW_OK ||
 	    (st = cow_input_detach(&ia, dst, false, func)) != COW_OK)
 		return st;
-	if ((st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
+	if ((st = cow_input_read(&ia, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
 		cow_input_done(&ia);
 		return st;
 	}
+	cow_input_rebase(&ia, dst, p);
 	memset(&zero, 0, sizeof zero);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
@@ -362,8 +386,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	if (a->numel > 0) {
 		cow__iter_init(&it, a->ndim, a->sizes);
 		cow__iter_add(&it, p, dstrides, dst->itemsize);
-		cow__iter_add(&it, cow__tensor_read_data(ia.t), ia.t->strides,
-		    a->itemsize);
+		cow__iter_add(&it, ia.data, ia.t->strides, a->itemsize);
 		cow__iter_run(&it, cow__loop_sum, &src);
 	}
 	cow_input_done(&ia);
@@ -375,7 +398,9 @@ cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *equal,
     const char *func)
 {
 	struct cow__equal_arg e = {a->dtype, true};
+	const char *pa, *pb;
 	cow__iter_t it;
+	cow_status_t st;
 
 	if (a->dtype != b->dtype)
 		return cow_dtype_mismatch(a->dtype, b->dtype, "operands", func);
@@ -390,11 +415,12 @@ cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *equal,
 		}
 	}
 	if (a->numel > 0) {
+		if ((st = cow__tensor_read_data(a, &pa, func)) != COW_OK ||
+		    (st = cow__tensor_read_data(b, &pb, func)) != COW_OK)
+			return st;
 		cow__iter_init(&it, a->ndim, a->sizes);
-		cow__iter_add(&it, cow__tensor_read_data(a), a->strides,
-		    a->itemsize);
-		cow__iter_add(&it, cow__tensor_read_data(b), b->strides,
-		    b->itemsize);
+		cow__iter_add(&it, pa, a->strides, a->itemsize);
+		cow__iter_add(&it, pb, b->strides, b->itemsize);
 		cow__iter_run(&it, cow__loop_equal, &e);
 	}
 	*equal = e.equal;

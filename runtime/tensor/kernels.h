@@ -12,9 +12,10 @@
  * - copies an input to a temporary when it shares the destination's storage
  *   with a different element mapping and overlapping bytes, so inputs are
  *   read as they were before the op;
- * - takes the destination's write pointer (cow__tensor_write_data) before
- *   any read pointer (cow__tensor_read_data), because materialisation may
- *   move the data of a storage that an input also views;
+ * - makes every read access (cow__tensor_read_data, no side effect) before
+ *   the write access (cow__tensor_write_data), so that a refused read
+ *   changes nothing, then re-bases inputs that view the destination's
+ *   storage, whose data the write access may have moved;
  * - does nothing more than validation when the destination has no elements.
  */
 #ifndef COW_TENSOR_KERNELS_H

@@ -80,20 +80,37 @@ cow_status_t cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out,
 cow_allocator_t *cow__tensor_allocator(const cow_tensor_t *t);
 
 /*
- * The ONE read access: the address of element [0, ..., 0] for reading, or
- * NULL when the tensor has no elements. Never materialises.
+ * The ONE read access: *out = the address of element [0, ..., 0] for
+ * reading, or NULL when the tensor has no elements. Never materialises and
+ * has no side effect. It returns a status so that a check may refuse a read
+ * (naming @func); this version always returns COW_OK.
  */
-const char *cow__tensor_read_data(const cow_tensor_t *t);
+cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
+    const char *func);
 
 /*
  * The ONE write access: materialise the storage if it is copy-on-write and
  * give the address of element [0, ..., 0] for writing. Call it only for a
- * tensor with elements. COW_ENOMEM (naming @func) leaves everything as it
- * was. Callers take their write pointer BEFORE any read pointer into the
- * same storage: materialisation may move the data.
+ * tensor with elements. On failure (COW_ENOMEM naming @func) everything is
+ * as it was.
+ *
+ * Order in an op: every read access first (they have no side effect, so a
+ * refused read changes nothing), then the write access, then re-base the
+ * read pointers of inputs that view the destination's storage on the
+ * address the write access returned (cow__tensor_rebase): materialisation
+ * moves that storage's data. Inputs on other storages keep their pointers:
+ * materialising one storage never moves another's data.
  */
 cow_status_t cow__tensor_write_data(cow_tensor_t *t, char **out,
     const char *func);
+
+/*
+ * The read address of @in after @dst's write access returned @dst_data,
+ * when @in views @dst's storage; @in_data (its read access result)
+ * otherwise.
+ */
+const char *cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
+    const cow_tensor_t *dst, const char *dst_data);
 
 /* Normalise @dim (negative counts from the end) into [0, ndim). COW_ERANGE
  * names the dimension and the valid range. */

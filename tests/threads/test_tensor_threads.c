@@ -5,6 +5,8 @@
  * clones (each write materialises that clone, racing with the others'
  * materialisations and releases). T is never written: it must end with its
  * original address and values, and every clone must hold T + its writes.
+ * Then a release of a shared original during an op that reads it
+ * (release_during_op).
  *
  * A plain executable (not Criterion) so it also runs under TSan.
  * Prints "N passed, N failed"; exits non-zero on any failure.
@@ -106,6 +108,81 @@ run(void *arg)
 	return NULL;
 }
 
+/*
+ * Release during an op: a worker adds row 0 of C = lazy_clone(T) into row
+ * 1 of C (one storage, disjoint bytes: no temporary) while the main thread
+ * drops T, the other holder of the shared data. Once the worker's write
+ * access has copied C's data, the shared original may be freed at any
+ * moment: the worker must read row 0 from C's new data. (A kernel that kept
+ * a pointer into the original reads freed memory: ASan and TSan see it.)
+ */
+#define RACE_ROUNDS 100
+#define RACE_N 65536
+
+struct race {
+	cow_tensor_t *r0, *r1;
+	pthread_barrier_t go;
+	int quit;
+	int failed;
+};
+
+static void *
+race_worker(void *arg)
+{
+	struct race *r = arg;
+
+	for (;;) {
+		pthread_barrier_wait(&r->go);
+		if (r->quit)
+			return NULL;
+		if (cow_tensor_add_(r->r1, r->r0) != COW_OK)
+			r->failed++;
+		pthread_barrier_wait(&r->go);
+	}
+}
+
+static int
+release_during_op(void)
+{
+	struct race r = {0};
+	pthread_t th;
+	int failed = 0;
+
+	pthread_barrier_init(&r.go, NULL, 2);
+	pthread_create(&th, NULL, race_worker, &r);
+	for (int round = 0; round < RACE_ROUNDS; round++) {
+		cow_tensor_t *t, *flat, *c;
+		double v0 = -1, v1 = -1;
+
+		if (cow_tensor_arange(COW_DTYPE_FLOAT64, 2 * RACE_N, NULL,
+		    &flat) != COW_OK ||
+		    cow_tensor_view(flat, 2, (int64_t[]){2, RACE_N}, &t) !=
+		    COW_OK || cow_tensor_lazy_clone(t, &c) != COW_OK ||
+		    cow_tensor_select(c, 0, 0, &r.r0) != COW_OK ||
+		    cow_tensor_select(c, 0, 1, &r.r1) != COW_OK)
+			return 1;
+		cow_tensor_release(flat);
+		pthread_barrier_wait(&r.go);
+		/* Let the worker's copy start, then drop T's share. */
+		for (volatile int spin = 0; spin < (round % 10) * 2000; spin++)
+			;
+		cow_tensor_release(t);
+		pthread_barrier_wait(&r.go);
+		(void)cow_tensor_get_f64(r.r1, (int64_t[]){RACE_N - 1}, &v1);
+		(void)cow_tensor_get_f64(r.r0, (int64_t[]){RACE_N - 1}, &v0);
+		if (v0 != RACE_N - 1 || v1 != (double)RACE_N + 2 * (RACE_N - 1))
+			failed++;
+		cow_tensor_release(r.r0);
+		cow_tensor_release(r.r1);
+		cow_tensor_release(c);
+	}
+	r.quit = 1;
+	pthread_barrier_wait(&r.go);
+	pthread_join(th, NULL);
+	pthread_barrier_destroy(&r.go);
+	return failed + r.failed;
+}
+
 int
 main(void)
 {
@@ -138,6 +215,10 @@ main(void)
 	else
 		failed++;
 	cow_tensor_release(T);
+	if (release_during_op() == 0)
+		passed++;
+	else
+		failed++;
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }

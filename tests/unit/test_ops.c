@@ -592,6 +592,40 @@ Test(ops, inputs_aliasing_the_destination)
 	cow_tensor_release(t);
 }
 
+/*
+ * An input that views the destination's storage without overlapping it is
+ * read in place (no temporary), and the destination's write access moves
+ * that storage's data (a COW copy): the input must be read from the new
+ * data, not from the shared original that another thread could free.
+ */
+Test(ops, input_on_the_destination_storage_follows_materialisation)
+{
+	const int64_t sz[2] = {2, 4};
+	cow_tensor_t *T = tt_arange(COW_DTYPE_INT64, 2, sz, sys), *C, *r0, *r1;
+	const void *addr = cow_tensor_const_data(T);
+	cow_stats_t st;
+
+	TT_OK(cow_tensor_lazy_clone(T, &C));
+	TT_OK(cow_tensor_select(C, 0, 0, &r0));
+	TT_OK(cow_tensor_select(C, 0, 1, &r1));
+	cow_stats_reset();
+	TT_OK(cow_tensor_add_(r1, r0));
+	cow_stats_get(&st);
+	cr_assert_eq(st.materialize_copies, 1);
+	cr_assert_eq(st.bytes_copied, 8 * sizeof(int64_t),
+	    "one copy: the storage, and no temporary for r0");
+	cr_assert_neq(cow_tensor_const_data(C), addr);
+	tt_assert_values(C, (double[]){0, 1, 2, 3, 4, 6, 8, 10});
+	tt_assert_values(T, (double[]){0, 1, 2, 3, 4, 5, 6, 7});
+	/* T's share gone, C's data is its own: r0 reads it. */
+	cow_tensor_release(T);
+	TT_OK(cow_tensor_add_(r0, r1));
+	tt_assert_values(r0, (double[]){4, 7, 10, 13});
+	cow_tensor_release(r1);
+	cow_tensor_release(r0);
+	cow_tensor_release(C);
+}
+
 Test(ops, inplace_materialises_only_the_destination)
 {
 	const int64_t sz[1] = {16};
