@@ -3,7 +3,8 @@
  * and allocator API: sizes at and around every limit, NULLs, bad flags,
  * alignments, probabilities (NaN, infinities), foreign handles.
  *
- * Every call must return a documented status (common.h's error rule: on
+ * The tensor API (tensor.h, ops.h, maybe_owned.h) is driven the same way by
+ * api_tensor.c. Every call must return a documented status (common.h's error rule: on
  * failure the out-parameter is untouched and cow_last_error() names the
  * function), never crash, leak or trip a sanitizer. A user allocator checks
  * every call the library makes to it against the vtable contract (sizes,
@@ -18,6 +19,7 @@
 
 #include <cowstore/cowstore.h>
 
+#include "api_tensor.h"
 #include "fuzz_input.h"
 
 #define MAX_CALLS 256
@@ -53,6 +55,7 @@ struct api {
 	cow_allocator_t *fault;  /* fault allocator over the system one */
 	cow_allocator_t *capped; /* user allocator over struct capped */
 	struct capped cap;
+	struct api_tensor ten;   /* the tensor API part (api_tensor.c) */
 	unsigned deleters_owed;  /* successful externals with a deleter */
 	unsigned deleter_calls;
 	size_t call;
@@ -696,12 +699,21 @@ call_misc(struct api *t, struct fuzz_input *in)
 		fail(t, "absurd counters");
 }
 
+static void
+call_tensor(struct api *t, struct fuzz_input *in)
+{
+	t->func = "tensor";
+	t->ten.call = t->call;
+	api_tensor_call(&t->ten, in);
+}
+
 typedef void (*call_fn)(struct api *, struct fuzz_input *);
 
 static const call_fn calls[] = {
 	call_storage_new, call_from_external, call_clone, call_mutable,
 	call_queries, call_release, call_allocator_new, call_allocator_misc,
-	call_fault, call_raw_alloc, call_misc
+	call_fault, call_raw_alloc, call_misc, call_tensor, call_tensor,
+	call_tensor, call_tensor
 };
 
 int
@@ -717,10 +729,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    COW_OK || cow_allocator_new(&capped_ops, &t, "capped",
 	    &t.capped) != COW_OK)
 		fail(&t, "%s", cow_last_error());
+	api_tensor_init(&t.ten, t.capped);
 	for (t.call = 0; t.call < MAX_CALLS && fuzz_more(&in); t.call++)
 		calls[fuzz_u8(&in) % (sizeof calls / sizeof calls[0])](&t,
 		    &in);
 	t.func = "teardown";
+	api_tensor_fini(&t.ten);
 	for (int i = 0; i < POOL; i++)
 		cow_storage_release(t.pool[i]);
 	if (t.deleter_calls != t.deleters_owed)

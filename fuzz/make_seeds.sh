@@ -127,3 +127,14 @@ seed "$t/bool_ops" 01 00 01 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
 # Known library bug (fuzz_tensor.c, KNOWN_BUG_EMPTY_HUGE_STRIDES): zeros of
 # shape [0, 3, 2^63 - 1] overflows in cow__contiguous_strides.
 seed "$dir/known/fuzz_tensor/empty_huge_strides" 00 00 03 00 03 ff ff
+
+# fuzz_api tensor calls (0b-0e: api_tensor.c): 00 create, 01 from_storage,
+# 02 accessors, 03 views, 04 reshape modes, 05 ops, 06 retain/release.
+seed "$a/tensor_calls" 0b 00 0a 05 02 03 02 03 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01 01 0b 03 01 0f 00 01 00 00 00 01 02 02 03 01 01 01 01 01 \
+    01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 0b 05 07 01 00 00 00 0b 04 01 01 0b 04 02 00 0b 05 0c 01 00 0b 02 \
+    00 00 07 0b 06 00 0b 01 0f 05 02 00 02 02
+seed "$a/tensor_nulls" 0c 00 00 05 02 03 0c 02 04 00 ff 0c 03 05 00 04 0c 05 \
+    00 00 04 04 0c 05 0c 01 04 0c 06 04 0c 04 fe 00
