@@ -18,7 +18,9 @@
  * index with non-negative strides", and takes those strides.
  *
  * Tensors allocate through a capped user allocator (1 MiB), so shapes of
- * terabytes fail with COW_ENOMEM instead of reaching the system allocator.
+ * terabytes fail with COW_ENOMEM instead of reaching the system allocator;
+ * an operation can also make its k-th next allocation fail, after which a
+ * call may return COW_ENOMEM but must then change nothing and leak nothing.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -73,10 +75,19 @@ avoid_known_bugs(int ndim, int64_t *sizes)
 #define S(st) (1u << -(st))
 #define S_OK S(COW_OK)
 
+/* The capped allocator's state: it can also fail one chosen allocation. */
+struct cap {
+	unsigned fail_in;  /* 0: off; k: the k-th allocation from now fails */
+	unsigned injected; /* failures injected so far */
+};
+
 struct fz {
 	struct tm_model m;
 	cow_tensor_t *h[TM_SLOTS];
 	cow_allocator_t *capped;
+	struct cap cap;
+	unsigned injected_before;     /* cap.injected when the op began */
+	cow_alloc_stats_t cap_before; /* the capped allocator's counters */
 	uint64_t default_live;
 	size_t op;
 	const char *func;
@@ -105,9 +116,13 @@ fail(const struct fz *z, const char *fmt, ...)
 static void *
 capped_alloc(void *state, size_t nbytes, size_t alignment)
 {
+	struct cap *c = state;
 	void *p = NULL;
 
-	(void)state;
+	if (c->fail_in > 0 && --c->fail_in == 0) {
+		c->injected++;
+		return NULL;
+	}
 	if (nbytes > CAP_BYTES || posix_memalign(&p, alignment, nbytes) != 0)
 		return NULL;
 	return p;
@@ -359,6 +374,10 @@ check_slot(const struct fz *z, int i)
 			    cow_tensor_storage(t) == cow_tensor_storage(z->h[j]),
 			    mt->base == z->m.t[j].base);
 	}
+	if (cow_storage_allocator(cow_tensor_storage(t)) != z->capped)
+		fail(z, "slot %d: storage allocator '%s', not the one given",
+		    i, cow_allocator_name(cow_storage_allocator(
+		    cow_tensor_storage(t))));
 	if (cow_tensor_refcount(t) != holders)
 		fail(z, "slot %d: refcount %u, held by %u slots", i,
 		    cow_tensor_refcount(t), holders);
@@ -377,13 +396,28 @@ check_all(const struct fz *z)
 }
 
 /*
- * The status must be in @allowed. A failure must name the function and
- * leave *out (when given) untouched. Returns true on COW_OK.
+ * The status must be in @allowed, or COW_ENOMEM after an injected
+ * allocation failure (then nothing may have changed: the model is not
+ * updated, so the next check compares everything, and the capped
+ * allocator must hold what it held before). A failure must name the
+ * function and leave *out (when given) untouched. Returns true on COW_OK.
  */
 static bool
 judge(const struct fz *z, cow_status_t st, unsigned allowed,
     cow_tensor_t *const *out)
 {
+	if (st == COW_ENOMEM && z->cap.injected != z->injected_before) {
+		cow_alloc_stats_t now;
+
+		cow_allocator_stats(z->capped, &now);
+		if (now.live_allocs != z->cap_before.live_allocs ||
+		    now.live_bytes != z->cap_before.live_bytes)
+			fail(z, "failed after an injected failure but live "
+			    "allocations went from %llu to %llu",
+			    (unsigned long long)z->cap_before.live_allocs,
+			    (unsigned long long)now.live_allocs);
+		allowed |= S(COW_ENOMEM);
+	}
 	if (st > 0 || st < COW_EALIASING || (S(st) & allowed) == 0)
 		fail(z, "returned %s, allowed set 0x%x; last error '%s'",
 		    cow_status_str(st), allowed, cow_last_error());
@@ -1239,7 +1273,8 @@ op_clones(struct fz *z, struct fuzz_input *in)
 	n = tm_numel(&l);
 	if (how == 0) {
 		z->func = "cow_tensor_lazy_clone";
-		judge(z, cow_tensor_lazy_clone(h, &t), S_OK, &t);
+		if (!judge(z, cow_tensor_lazy_clone(h, &t), S_OK, &t))
+			return;
 		if (cow_tensor_storage(t) == cow_tensor_storage(h) ||
 		    (z->m.b[z->m.t[src].base].n > 0 &&
 		    !cow_storage_shares_data(cow_tensor_storage(t),
@@ -1257,7 +1292,8 @@ op_clones(struct fz *z, struct fuzz_input *in)
 	}
 	if (how == 1) {
 		z->func = "cow_tensor_contiguous";
-		judge(z, cow_tensor_contiguous(h, &t), S_OK, &t);
+		if (!judge(z, cow_tensor_contiguous(h, &t), S_OK, &t))
+			return;
 		if (tm_is_contiguous(&l)) {
 			if (t != h)
 				fail(z, "contiguous input, new tensor");
@@ -1266,7 +1302,8 @@ op_clones(struct fz *z, struct fuzz_input *in)
 		}
 	} else {
 		z->func = "cow_tensor_clone";
-		judge(z, cow_tensor_clone(h, &t), S_OK, &t);
+		if (!judge(z, cow_tensor_clone(h, &t), S_OK, &t))
+			return;
 	}
 	if (cow_tensor_storage(t) == cow_tensor_storage(h))
 		fail(z, "a clone is on the input's storage");
@@ -1559,9 +1596,11 @@ op_release(struct fz *z, struct fuzz_input *in)
 static void
 run_op(struct fz *z, struct fuzz_input *in)
 {
-	uint8_t code = fuzz_u8(in) % 24;
+	uint8_t code = fuzz_u8(in) % 25;
 
 	z->func = "?";
+	z->injected_before = z->cap.injected;
+	cow_allocator_stats(z->capped, &z->cap_before);
 	switch (code) {
 	case 0:
 	case 1:
@@ -1604,8 +1643,12 @@ run_op(struct fz *z, struct fuzz_input *in)
 	case 22:
 		op_outofplace(z, in);
 		break;
-	default:
+	case 23:
 		op_release(z, in);
+		break;
+	default:
+		/* Fail the k-th allocation from now (0: disarm). */
+		z->cap.fail_in = fuzz_u8(in) % 5;
 		break;
 	}
 }
@@ -1646,7 +1689,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&z, 0, sizeof z);
 	tm_init(&z.m);
 	z.func = "setup";
-	if (cow_allocator_new(&capped_ops, NULL, "capped", &z.capped) !=
+	if (cow_allocator_new(&capped_ops, &z.cap, "capped", &z.capped) !=
 	    COW_OK)
 		fail(&z, "%s", cow_last_error());
 	cow_allocator_stats(cow_allocator_default(), &st);
@@ -1658,6 +1701,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_all(&z);
 	}
 	z.func = "teardown";
+	z.cap.fail_in = 0;
 	for (int i = 0; i < TM_SLOTS; i++)
 		if (z.h[i] != NULL)
 			cow_tensor_release(z.h[i]);

@@ -93,7 +93,8 @@ seed "$a/external_zero_data" 01 31 00 00 00 05 00 01 05 00 00
 # views select slice narrow transpose permute unsqueeze squeeze squeeze_all
 # expand diagonal as_strided (SRC A B C ...), 0f view, 10 reshape (SRC HOW,
 # 18 sizes), 11 lazy clone/contiguous/clone, 12-13 in-place (KIND DST SRC
-# VALUE), 14 set, 15-16 out-of-place (KIND A B DIM KEEPDIM), 17 release.
+# VALUE), 14 set, 15-16 out-of-place (KIND A B DIM KEEPDIM), 17 release,
+# 18 fail the K-th next allocation (K % 5; 0 disarms).
 t=$dir/corpus/fuzz_tensor
 mkdir -p "$t"
 seed "$t/views_fill" 00 05 02 03 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
@@ -138,3 +139,9 @@ seed "$a/tensor_calls" 0b 00 0a 05 02 03 02 03 01 01 01 01 01 01 01 01 01 01 \
     00 00 07 0b 06 00 0b 01 0f 05 02 00 02 02
 seed "$a/tensor_nulls" 0c 00 00 05 02 03 0c 02 04 00 ff 0c 03 05 00 04 0c 05 \
     00 00 04 04 0c 05 0c 01 04 0c 06 04 0c 04 fe 00
+# allocation failures inside tensor calls: materialise, clone, create
+seed "$t/alloc_failures" 00 05 02 02 02 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 01 11 00 00 18 01 12 00 01 00 47 12 00 01 00 47 18 02 11 00 02 \
+    18 01 00 03 01 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 18 \
+    02 15 00 00 01 00 00 18 01 10 00 14 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01 01
