@@ -1205,13 +1205,24 @@ op_view_or_reshape(struct fz *z, struct fuzz_input *in, bool reshape)
 		judge(z, st, S_OK, NULL);
 		if (prev != COW_RESHAPE_INHERIT)
 			fail(z, "previous thread mode %d", (int)prev);
-		if (mode == COW_RESHAPE_INHERIT)
+		if (mode == COW_RESHAPE_INHERIT) {
+			/* No override: the process-wide mode decides. */
+			z->func = "cow_reshape_mode_set";
+			judge(z, cow_reshape_mode_set((fuzz_u8(in) & 1) ?
+			    COW_RESHAPE_LAZY_COPY : COW_RESHAPE_ALIAS), S_OK,
+			    NULL);
 			mode = cow_reshape_mode_get();
+			if (cow_reshape_mode_effective() != mode)
+				fail(z, "effective mode %d, process mode %d",
+				    (int)cow_reshape_mode_effective(),
+				    (int)mode);
+		}
 		if (mode != COW_RESHAPE_ALIAS && mode != COW_RESHAPE_LAZY_COPY)
 			fail(z, "effective mode %d", (int)mode);
 		z->func = "cow_tensor_reshape";
 		st = cow_tensor_reshape(h, ndim, sizes, &t);
 		cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL);
+		cow_reshape_mode_set(COW_RESHAPE_ALIAS);
 	}
 	if (ambiguous && st == COW_OK) {
 		/* -1 next to a 0: the library picked a size; only the
