@@ -618,11 +618,13 @@ op_create(struct fz *z, struct fuzz_input *in, int kind)
 		for (int d = 0; d < ndim; d++)
 			if (sizes[d] < 0)
 				errors |= S(COW_EINVAL);
-		if (errors == 0 && bytes_overflow(ndim, sizes,
-		    tm_dtype_size(dtype), &zero)) {
-			errors |= S(COW_EOVERFLOW);
-			if (zero) /* no elements: may be accepted */
-				errors |= S_OK;
+		/* With another error too, either may be reported. */
+		if (bytes_overflow(ndim, sizes, tm_dtype_size(dtype), &zero)) {
+			if (errors != 0)
+				errors |= S(COW_EOVERFLOW);
+			else /* no elements: may be accepted */
+				errors |= S(COW_EOVERFLOW) |
+				    (zero ? S_OK : 0);
 		}
 	}
 	memset(&l, 0, sizeof l);
@@ -754,7 +756,7 @@ op_arange(struct fz *z, struct fuzz_input *in)
 		errors |= S(COW_EINVAL);
 	if (n < 0)
 		errors |= S(COW_EINVAL);
-	if (errors == 0 && bytes_overflow(1, &n, tm_dtype_size(dtype), &zero))
+	if (bytes_overflow(1, &n, tm_dtype_size(dtype), &zero))
 		errors |= S(COW_EOVERFLOW);
 	if (errors == 0 && n * tm_dtype_size(dtype) > (int64_t)CAP_BYTES)
 		errors |= S(COW_ENOMEM);
@@ -991,8 +993,13 @@ op_view_kind(struct fz *z, struct fuzz_input *in, enum view_kind kind)
 					errors |= S(COW_ESHAPE);
 				}
 			}
-			if (errors == 0 && bytes_overflow(n, r.sizes, 1, &zero))
-				also_ok |= S(COW_EOVERFLOW); /* empty, huge */
+			if (bytes_overflow(n, sizes, 1, &zero)) {
+				/* empty and huge, or with another error */
+				if (errors != 0)
+					errors |= S(COW_EOVERFLOW);
+				else
+					also_ok |= S(COW_EOVERFLOW);
+			}
 			if (errors == 0 && tm_numel(&r) < 0)
 				errors |= S(COW_EOVERFLOW);
 			else if (errors == 0 && tm_numel(&r) > 4096)
@@ -1114,7 +1121,7 @@ view_shape(const struct tm_layout *l, int ndim, const int64_t *sizes,
 	int infer = -1;
 	i128 p = 1;
 	int64_t n = tm_numel(l);
-	bool zero;
+	bool zero, bad = false;
 
 	*ambiguous = false;
 	*also_ok = 0;
@@ -1127,13 +1134,18 @@ view_shape(const struct tm_layout *l, int ndim, const int64_t *sizes,
 		shape[d] = sizes[d];
 		if (sizes[d] == -1) {
 			if (infer >= 0)
-				return S(COW_EINVAL);
+				bad = true;
 			infer = d;
 		} else if (sizes[d] < 0) {
-			return S(COW_EINVAL);
+			bad = true;
 		} else if (p <= (i128)INT64_MAX) {
 			p *= sizes[d];
 		}
+	}
+	if (bad) {
+		/* A bad size; the other sizes may be wrong as well, and
+		 * the library may see that first. */
+		return S(COW_EINVAL) | *also_ok | (p != n ? S(COW_ESHAPE) : 0);
 	}
 	if (infer >= 0) {
 		if (p == 0) {
