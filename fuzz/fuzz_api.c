@@ -3,13 +3,14 @@
  * and allocator API: sizes at and around every limit, NULLs, bad flags,
  * alignments, probabilities (NaN, infinities), foreign handles.
  *
- * The tensor API (tensor.h, ops.h, maybe_owned.h) is driven the same way by
- * api_tensor.c. Every call must return a documented status (common.h's error rule: on
- * failure the out-parameter is untouched and cow_last_error() names the
- * function), never crash, leak or trip a sanitizer. A user allocator checks
- * every call the library makes to it against the vtable contract (sizes,
- * alignments, sized frees). At the end everything is released and every
- * allocator must hold no live allocation.
+ * The tensor API (tensor.h, ops.h, maybe_owned.h) is driven the same way
+ * by api_tensor.c. Every call must return a documented status (common.h's
+ * error rule: on failure the out-parameter is untouched and
+ * cow_last_error() names the function), never crash, leak or trip a
+ * sanitizer. A user allocator checks every call the library makes to it
+ * against the vtable contract (sizes, alignments, sized frees). At the end
+ * everything is released and every allocator must hold no live
+ * allocation.
  */
 #include <math.h>
 #include <stdarg.h>

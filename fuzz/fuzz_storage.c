@@ -151,7 +151,8 @@ check_slot(const struct harness *t, int i)
 		fail(t, "slot %d: allocator '%s', model '%s'", i,
 		    cow_allocator_name(cow_storage_allocator(s)),
 		    cow_allocator_name(want));
-	if (cow_storage_shares_data(s, NULL) || cow_storage_shares_data(NULL, s))
+	if (cow_storage_shares_data(s, NULL) ||
+	    cow_storage_shares_data(NULL, s))
 		fail(t, "slot %d: shares data with NULL", i);
 	for (int j = 0; j < SM_SLOTS; j++) {
 		bool model, real;

@@ -364,14 +364,15 @@ check_slot(const struct fz *z, int i)
 			    (long long)got.i, want.f, (long long)want.i);
 	}
 	for (int j = 0; j < TM_SLOTS; j++) {
+		bool same;
+
 		if (!z->m.t[j].live)
 			continue;
 		holders += z->h[j] == t;
-		if ((cow_tensor_storage(t) == cow_tensor_storage(z->h[j])) !=
-		    (mt->base == z->m.t[j].base))
+		same = cow_tensor_storage(t) == cow_tensor_storage(z->h[j]);
+		if (same != (mt->base == z->m.t[j].base))
 			fail(z, "slots %d and %d: same storage %d, model "
-			    "same base %d", i, j,
-			    cow_tensor_storage(t) == cow_tensor_storage(z->h[j]),
+			    "same base %d", i, j, same,
 			    mt->base == z->m.t[j].base);
 	}
 	if (cow_storage_allocator(cow_tensor_storage(t)) != z->capped)
