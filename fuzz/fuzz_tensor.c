@@ -52,10 +52,21 @@ __extension__ typedef __int128 i128;
  * strides replays fuzz/known/fuzz_tensor/ against a strict build
  * (FUZZ_TENSOR_STRICT), which must still fail.
  */
+/*
+ * KNOWN_BUG_HUGE_STRIDE_ITER: a dimension of size 1 may have any stride
+ * (it is never applied), e.g. as_strided(sizes {1}, strides {2^62}); an op
+ * on such a tensor (fill_) multiplies the stride by the element size in
+ * cow__iter_add() (runtime/tensor/iter.h) and overflows int64 (undefined
+ * behaviour). Found by this target; the normal build keeps as_strided
+ * strides below 2^32, and fuzz.known.huge_stride_iter replays the
+ * reproducer against the strict build.
+ */
 #ifdef FUZZ_TENSOR_STRICT
 #define KNOWN_BUG_EMPTY_HUGE_STRIDES 0
+#define KNOWN_BUG_HUGE_STRIDE_ITER 0
 #else
 #define KNOWN_BUG_EMPTY_HUGE_STRIDES 1
+#define KNOWN_BUG_HUGE_STRIDE_ITER 1
 #endif
 
 static void
@@ -1065,6 +1076,9 @@ op_view_kind(struct fz *z, struct fuzz_input *in, enum view_kind kind)
 			strides[i] = pick_index(in);
 			if (strides[i] < 0 && strides[i] > -7)
 				strides[i] = -strides[i];
+			if (KNOWN_BUG_HUGE_STRIDE_ITER &&
+			    strides[i] > ((int64_t)1 << 32))
+				strides[i] %= 8;
 		}
 		avoid_known_bugs(n, sizes);
 		last = off;

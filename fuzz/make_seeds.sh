@@ -145,3 +145,9 @@ seed "$t/alloc_failures" 00 05 02 02 02 01 01 01 01 01 01 01 01 01 01 01 01 \
     18 01 00 03 01 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 18 \
     02 15 00 00 01 00 00 18 01 10 00 14 01 01 01 01 01 01 01 01 01 01 01 01 \
     01 01 01 01 01 01
+# Known library bug (fuzz_tensor.c, KNOWN_BUG_HUGE_STRIDE_ITER): zeros [1],
+# as_strided(sizes {1}, strides {2^62}), fill_: overflow in cow__iter_add.
+seed "$dir/known/fuzz_tensor/huge_stride_iter" 00 05 01 01 01 01 01 01 01 01 \
+    01 01 01 01 01 01 01 01 01 01 01 0e 00 00 00 00 01 01 7e 01 00 01 00 01 \
+    00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 \
+    00 01 00 01 00 12 00 01 00 47
