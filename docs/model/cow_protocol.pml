@@ -1,0 +1,551 @@
+/*
+ * cow_protocol.pml - the copy-or-steal protocol of a COW context, step by
+ * step as runtime/storage/cow_ctx.c, runtime/storage/storage.c and the lock
+ * in runtime/core/sync.h implement it. docs/model.md maps every step to its
+ * C line; the bracketed labels ([WRAP], [CLONE], [SOLE], ...) are the ones in
+ * the C comments.
+ *
+ * Actors: NPROC threads (default 3), one storage each, plus at most
+ * MAXCLONE extra storages in all. Thread 0 owns storage 0, which starts
+ * private (no context). Threads 1..NPROC-1 are born by lazily cloning
+ * storage 0, concurrently with each other and with thread 0's own clone of
+ * it, so the [WRAP] install races. Then each thread works on the storages it
+ * holds (its own, and one clone of it if the budget allows), in any order:
+ *   - lazy clone of its own storage while that holds a share (or is
+ *     storage 0),
+ *   - mutable data access: materialise ([SOLE] steal; or [ALLOC], then
+ *     [COPY] or [LAST] steal; the allocation may fail, changing nothing),
+ *     then check the bytes and write them,
+ *   - release (a storage still shared checks its bytes first).
+ * A thread finishes when it holds no storage.
+ *
+ * The user's side of the contract (shared/DESIGN.md): writes to one storage
+ * are serialised against reads of it. Storage 0 is read by the clones that
+ * create storages 1..NPROC-1, so thread 0 writes or releases storage 0 only
+ * once those are done (the `born` barrier: a join).
+ *
+ * Granularity: one step is one access to shared memory, or one atomic
+ * read-modify-write (fetch-and-add, fetch-and-store, compare-and-swap);
+ * `atomic { check; access }` only attaches a check to an access. The model
+ * is sequentially consistent (docs/model.md, "Limits").
+ *
+ * Compile-time variants (spin -D...):
+ *   NPROC=n, MAXCLONE=n	size of the instance
+ *   MAXFAIL=n			at most n allocation failures in all (default:
+ *				unbounded, each one changes nothing)
+ *   COW_FAULT_DECREMENT_BEFORE_LOCK, COW_FAULT_STEAL_WITHOUT_WAIT,
+ *   COW_FAULT_SKIP_MATERIALIZE, COW_FAULT_NONATOMIC_INCREMENT
+ *				the C fault switches: negative controls
+ *   MODEL_FAULT_LAST_KEEPS_READ_LOCK
+ *				[LAST] forgets its read unlock: a liveness
+ *				negative control (not a C switch)
+ *   PROBE=mask			probes that fail when reached (vacuity check)
+ */
+
+#ifndef NPROC
+#define NPROC		3
+#endif
+#ifndef MAXCLONE
+#define MAXCLONE	1
+#endif
+
+#define NULL		0
+#define NCTX		(NPROC + 1)	/* context t + 1 is created by thread t */
+
+/* What a thread's storage slot holds. */
+#define NONE		0
+#define SHARED		1	/* a storage with a context, or storage 0 */
+#define PRIV_ORIG	2	/* private: owns the original buffer */
+#define PRIV_COPY	3	/* private: owns a copy */
+#define FAILED		4	/* materialise returned COW_ENOMEM */
+
+/* The original bytes, and what thread t writes into a buffer it owns. */
+#define BYTE0		7
+#define BYTE1		9
+#define MARK(t)		(20 + (t))
+
+/* Reachability probes. -DPROBE=mask turns probe n into a failing assertion
+ * when bit n of mask is set. tests/model checks that each P_ probe is
+ * reached and that the U_ probes are not (facts the design relies on). */
+#define P_WRAP_WON	1	/* [WRAP] installed its context */
+#define P_WRAP_LOST	2	/* [WRAP] lost the race, discarded its own */
+#define P_SOLE		3	/* [SOLE] steal */
+#define P_ALLOC_FAILED	4	/* [ALLOC] failed */
+#define P_COPY		5	/* [COPY] */
+#define P_LAST		6	/* [LAST] steal after a decrement */
+#define P_FREE		7	/* [RELEASE] of the last share, [FREE] */
+#define P_WAITED	8	/* [WAIT] found a copier inside */
+#define P_PRIVATE0	9	/* storage 0 written, never cloned */
+#define P_CLONE2	10	/* a [CLONE] of a storage born by a clone */
+#define U_READER_MET_WRITER 11	/* a copier's trylock saw the writer flag */
+#define U_WRITERS_RACED	12	/* the writer flag was already claimed */
+#ifdef PROBE
+#define REACHED(n)	assert(((PROBE >> n) & 1) == 0)
+#else
+#define REACHED(n)	skip
+#endif
+
+/* ---------------------------------------------------------------- */
+/* Shared state                                                      */
+
+/* cow__ctx_t, one per thread that may allocate one in [WRAP]. */
+bool	ctx_alive[NCTX];	/* allocated and not freed */
+byte	shares[NCTX];		/* cow__refcount_t shares */
+byte	writer[NCTX];		/* ck_rwlock_t writer */
+byte	n_readers[NCTX];	/* ck_rwlock_t n_readers */
+
+byte	s0ctx = NULL;		/* storage 0's ctx field (installed by CAS) */
+byte	orig[2];		/* the original buffer's bytes */
+
+/* Ghost state: observation and scheduling only, never read by the
+ * protocol. */
+byte	orig_frees;		/* times the original was freed */
+byte	orig_owner;		/* 0: shared or unused; t + 1: private to
+				 * thread t, which may write it */
+byte	n_copying;		/* copiers between their first and last read */
+byte	live_copies;		/* copy buffers allocated and not freed */
+byte	born;			/* threads done with their birth clone */
+byte	clones;			/* extra lazy clones so far */
+byte	finished;		/* threads holding no storage any more */
+#ifdef MAXFAIL
+byte	fails;			/* allocation failures so far */
+#define ALLOC_FAILS	atomic { fails < MAXFAIL -> fails++ }
+#else
+#define ALLOC_FAILS	true
+#endif
+
+/* Every access to a context checks it is still allocated. */
+#define CTX_ACCESS(c)	assert(c != NULL && ctx_alive[c])
+/* Reading the shared original: not freed, not owned (and so possibly being
+ * written) by a stealer. */
+#define SHARED_READ	assert(orig_frees == 0 && orig_owner == 0)
+/* Its private owner writes it: nobody is copying it. */
+#define OWNER_WRITE	assert(orig_frees == 0 && orig_owner == me + 1 && \
+			    n_copying == 0)
+
+/* ---------------------------------------------------------------- */
+/* runtime/core/sync.h                                               */
+
+/* cow__ref_get: ck_pr_faa_uint(+1); dies on a dead object. */
+inline ref_get(c)
+{
+#ifdef COW_FAULT_NONATOMIC_INCREMENT
+	atomic { CTX_ACCESS(c); v = shares[c] };
+	atomic { CTX_ACCESS(c); shares[c] = v + 1 };
+#else
+	atomic { CTX_ACCESS(c); v = shares[c]; shares[c]++ };
+#endif
+	assert(v != 0);
+	v = 0
+}
+
+/* cow__ref_sub: ck_pr_faa_uint(-1), returns the value before; dies below
+ * zero. (cow__ref_put is ref_sub(...) == 1.) */
+inline ref_sub(c, old)
+{
+	atomic { CTX_ACCESS(c); old = shares[c]; assert(old != 0); shares[c]-- }
+}
+
+#ifdef MODEL_LOCK_ABSTRACT
+/* Any shared/exclusive lock, each operation one atomic step: what the other
+ * choices of sync.h (COW_LOCK_PFLOCK, COW_LOCK_BRLOCK, COW_LOCK_PTHREAD)
+ * promise, whatever their internals. A lock call on a freed context goes
+ * on to fail its access check instead of blocking. */
+inline read_lock(c)
+{
+	atomic {
+		writer[c] == 0 || !ctx_alive[c] ->
+		CTX_ACCESS(c);
+		n_readers[c]++
+	}
+}
+
+inline read_unlock(c)
+{
+	atomic { CTX_ACCESS(c); assert(n_readers[c] > 0); n_readers[c]-- }
+}
+
+inline write_lock(c)
+{
+	atomic {
+		(writer[c] == 0 && n_readers[c] == 0) || !ctx_alive[c] ->
+		CTX_ACCESS(c);
+		writer[c] = 1
+	}
+}
+
+inline write_unlock(c)
+{
+	atomic { CTX_ACCESS(c); writer[c] = 0 }
+}
+
+#else /* ck_rwlock, the default lock of sync.h */
+
+/* cow__rwlock_read_lock, default lock: cow__ck_rwlock_read_lock,
+ * while (!ck_rwlock_read_trylock(ck)) backoff. */
+inline read_lock(c)
+{
+	do
+	:: atomic { CTX_ACCESS(c); v = writer[c] };
+		if
+		:: v != 0 -> REACHED(U_READER_MET_WRITER) /* false */
+		:: else ->
+			atomic { CTX_ACCESS(c); n_readers[c]++ };
+			atomic { CTX_ACCESS(c); v = writer[c] };
+			if
+			:: v == 0 -> break		/* true */
+			:: else ->			/* false */
+				REACHED(U_READER_MET_WRITER);
+				atomic { CTX_ACCESS(c); n_readers[c]-- }
+			fi
+		fi
+	od;
+	v = 0
+}
+
+/* cow__rwlock_read_unlock: ck_rwlock_read_unlock, ck_pr_dec(n_readers). */
+inline read_unlock(c)
+{
+	atomic { CTX_ACCESS(c); assert(n_readers[c] > 0); n_readers[c]-- }
+}
+
+/* cow__rwlock_write_lock: cow__ck_rwlock_write_lock, claim the writer flag
+ * by fetch-and-store, then wait for the readers already inside. */
+inline write_lock(c)
+{
+	do
+	:: atomic { CTX_ACCESS(c); v = writer[c]; writer[c] = 1 };
+		if
+		:: v == 0 -> break
+		:: else -> REACHED(U_WRITERS_RACED)
+		fi
+	od;
+	do
+	:: atomic { CTX_ACCESS(c); v = n_readers[c] };
+		if
+		:: v == 0 -> break
+		:: else -> REACHED(P_WAITED)
+		fi
+	od;
+	v = 0
+}
+
+/* cow__rwlock_write_unlock: ck_rwlock_write_unlock, store(writer, 0). */
+inline write_unlock(c)
+{
+	atomic { CTX_ACCESS(c); writer[c] = 0 }
+}
+
+#endif
+
+/* ---------------------------------------------------------------- */
+/* runtime/storage/cow_ctx.c                                         */
+
+/* cow_ctx_destroy (and cow__ctx_discard): free the context. */
+inline ctx_destroy(c)
+{
+	atomic {
+		CTX_ACCESS(c);
+		ctx_alive[c] = false;
+		shares[c] = 0;
+		writer[c] = 0;
+		n_readers[c] = 0
+	}
+}
+
+/* [WAIT] cow_ctx_wait_for_copiers */
+inline wait_for_copiers(c)
+{
+#ifndef COW_FAULT_STEAL_WITHOUT_WAIT
+	write_lock(c);
+	write_unlock(c)
+#else
+	skip
+#endif
+}
+
+/* [STEAL] cow_ctx_steal: wait, take ctx->buf, free the context. */
+inline ctx_steal(c)
+{
+	wait_for_copiers(c);
+	atomic { CTX_ACCESS(c); orig_owner = me + 1 };	/* *out = ctx->buf */
+	ctx_destroy(c)
+}
+
+/* cow__ctx_unshare */
+inline ctx_unshare(c)
+{
+	ref_sub(c, before);				/* [RELEASE] */
+	if
+	:: before == 1 ->
+		wait_for_copiers(c);			/* [WAIT] */
+		atomic {				/* [FREE] */
+			CTX_ACCESS(c);
+			assert(orig_frees == 0 && n_copying == 0);
+			orig_frees++
+		};
+		REACHED(P_FREE);
+		ctx_destroy(c)
+	:: else
+	fi;
+	before = 0
+}
+
+/* [COPY] memcpy(copy.data, ctx->buf.data, copy.nbytes): load ctx->buf.data,
+ * then read the bytes one by one. */
+inline copy_bytes(c)
+{
+	atomic { CTX_ACCESS(c); n_copying++ };
+	atomic { SHARED_READ; r0 = orig[0] };
+	atomic { SHARED_READ; r1 = orig[1]; n_copying-- }
+}
+
+/* cow__ctx_materialize: sets res to PRIV_ORIG, PRIV_COPY or FAILED. */
+inline ctx_materialize(c)
+{
+	atomic { CTX_ACCESS(c); v = shares[c] };	/* [SOLE] ref_load */
+	if
+	:: v == 1 ->
+		v = 0;
+		REACHED(P_SOLE);
+		ctx_steal(c);
+		res = PRIV_ORIG
+	:: else ->
+		v = 0;
+		atomic { CTX_ACCESS(c) };		/* ctx->buf.nbytes */
+		if					/* [ALLOC] */
+		:: ALLOC_FAILS -> res = FAILED; REACHED(P_ALLOC_FAILED)
+		:: true -> live_copies++; res = PRIV_COPY
+		fi;
+		if
+		:: res == PRIV_COPY ->
+#ifdef COW_FAULT_DECREMENT_BEFORE_LOCK
+			ref_sub(c, before);
+			read_lock(c);
+#else
+			read_lock(c);			/* [RLOCK] */
+			ref_sub(c, before);		/* [DEC] */
+#endif
+			if
+			:: before > 1 ->
+				copy_bytes(c);		/* [COPY] */
+				read_unlock(c);		/* [RUNLOCK] */
+				assert(r0 == BYTE0 && r1 == BYTE1);
+				REACHED(P_COPY);
+				r0 = 0;
+				r1 = 0
+			:: else ->			/* [LAST] */
+#ifndef MODEL_FAULT_LAST_KEEPS_READ_LOCK
+				read_unlock(c);
+#endif
+				live_copies--;		/* free the copy */
+				REACHED(P_LAST);
+				ctx_steal(c);
+				res = PRIV_ORIG
+			fi;
+			before = 0
+		:: else
+		fi
+	fi
+}
+
+/* ---------------------------------------------------------------- */
+/* runtime/storage/storage.c                                         */
+
+/* A slot's ctx field: storage 0's is shared (clones CAS it); any other
+ * storage's is private to the thread that holds the storage. */
+#define CTX_FIELD(k)	((me == 0 && k == 0) -> s0ctx : sc[k])
+
+/* cow_storage_lazy_clone of storage 0 (from0, by a thread being born) or of
+ * this thread's slot k, into slot d. */
+inline lazy_clone(from0, k, d)
+{
+	ok = true;
+	if						/* dst = cow__alloc */
+	:: ALLOC_FAILS -> ok = false
+	:: true
+	fi;
+	if
+	:: ok ->
+		if					/* cow__ptr_load */
+		:: from0 -> c = s0ctx
+		:: else -> c = CTX_FIELD(k)
+		fi;
+		if
+		:: c == NULL ->				/* [WRAP] */
+			if				/* cow__ctx_new */
+			:: ALLOC_FAILS -> ok = false
+			:: true ->
+				fresh = me + 1;
+				atomic {		/* unpublished */
+					assert(!ctx_alive[fresh]);
+					ctx_alive[fresh] = true;
+					shares[fresh] = 1;
+					writer[fresh] = 0;
+					n_readers[fresh] = 0
+				};
+				atomic {		/* cow__ptr_install */
+					if
+					:: s0ctx == NULL -> s0ctx = fresh
+					:: else
+					fi;
+					c = s0ctx
+				};
+				if
+				:: c != fresh ->
+					REACHED(P_WRAP_LOST);
+					ctx_destroy(fresh) /* discard */
+				:: else -> REACHED(P_WRAP_WON)
+				fi;
+				fresh = 0
+			fi
+		:: else
+		fi
+	:: else
+	fi;
+	if
+	:: ok ->
+		ref_get(c);				/* [CLONE] */
+		atomic { CTX_ACCESS(c) };		/* ctx->buf.data */
+		if
+		:: !from0 && sc[k] != NULL -> REACHED(P_CLONE2)
+		:: else
+		fi;
+		sc[d] = c;
+		sst[d] = SHARED
+	:: else
+	fi;
+	c = 0
+}
+
+/* After a successful mutable access: the owner of the original checks its
+ * bytes and writes them (a copy was checked when made; nobody else sees
+ * it). */
+inline use_private(k)
+{
+	if
+	:: sst[k] == PRIV_ORIG ->
+		atomic {
+			assert(orig_frees == 0 && orig_owner == me + 1);
+			assert(orig[0] == BYTE0 && orig[1] == BYTE1)
+		};
+		atomic { OWNER_WRITE; orig[0] = MARK(me) };
+		atomic { OWNER_WRITE; orig[1] = MARK(me) }
+	:: else
+	fi
+}
+
+/* cow_storage_mutable_data on slot k, then the caller's writes. */
+inline mutable_data(k)
+{
+	c = CTX_FIELD(k);				/* cow__ptr_load */
+#ifdef COW_FAULT_SKIP_MATERIALIZE
+	/* Writes go straight into the data, shared or not. */
+	atomic { assert(orig_frees == 0); orig_owner = me + 1 };
+	sst[k] = PRIV_ORIG;
+	use_private(k);
+#else
+	if
+	:: c != NULL ->
+		ctx_materialize(c);
+		if
+		:: res != FAILED ->
+			sst[k] = res;
+			if			/* cow__ptr_store(ctx, NULL) */
+			:: me == 0 && k == 0 -> s0ctx = NULL
+			:: else -> sc[k] = NULL
+			fi;
+			use_private(k)
+		:: else
+		fi
+	:: else ->
+		/* Storage 0, never cloned: private already. */
+		atomic { assert(orig_owner == 0); orig_owner = me + 1 };
+		REACHED(P_PRIVATE0);
+		sst[k] = PRIV_ORIG;
+		use_private(k)
+	fi;
+#endif
+	c = 0;
+	res = 0
+}
+
+/* cow_storage_release of slot k (its only handle: refs drops to zero). */
+inline storage_release(k)
+{
+	if
+	:: sst[k] == SHARED ->			/* its last look at the bytes */
+		atomic {
+			SHARED_READ;
+			assert(orig[0] == BYTE0 && orig[1] == BYTE1)
+		}
+	:: else
+	fi;
+	c = CTX_FIELD(k);				/* cow__ptr_load */
+	if
+	:: c != NULL -> ctx_unshare(c)
+	:: else ->				/* cow__buffer_free(&s->buf) */
+		if
+		:: sst[k] == PRIV_COPY -> live_copies--
+		:: else ->			/* the original: stolen, or
+						 * storage 0 never cloned */
+			atomic { assert(orig_frees == 0); orig_frees++ }
+		fi
+	fi;
+	sst[k] = NONE;
+	sc[k] = NULL;
+	c = 0
+}
+
+/* The user's contract: storage 0 is written or released only after the
+ * clones that read it are done. */
+#define MAY_WRITE(k)	(me != 0 || k != 0 || born == NPROC - 1)
+
+proctype storage_thread(byte me)
+{
+	byte sst[2];		/* slot state */
+	byte sc[2];		/* slot ctx field (unused for storage 0) */
+	byte c, v, before, fresh, res, r0, r1;
+	bool ok;
+
+	if
+	:: me == 0 -> sst[0] = SHARED		/* storage 0, no context */
+	:: else ->
+		lazy_clone(true, 0, 0);		/* born from storage 0 */
+		born++
+	fi;
+	do
+	:: sst[0] == NONE && sst[1] == NONE -> break
+	:: atomic { clones < MAXCLONE && sst[0] == SHARED && sst[1] == NONE ->
+		clones++ };
+		lazy_clone(false, 0, 1)
+	:: sst[0] == SHARED && MAY_WRITE(0) -> mutable_data(0)
+	:: sst[1] == SHARED -> mutable_data(1)
+	:: sst[0] != NONE && MAY_WRITE(0) -> storage_release(0)
+	:: sst[1] != NONE -> storage_release(1)
+	od;
+	finished++
+}
+
+init
+{
+	byte i;
+
+	atomic {
+		orig[0] = BYTE0;
+		orig[1] = BYTE1;
+		for (i : 0 .. NPROC - 1) {
+			run storage_thread(i)
+		}
+	};
+	(finished == NPROC);
+	/* The original freed exactly once; no context or copy leaked. */
+	assert(orig_frees == 1);
+	assert(live_copies == 0);
+	for (i : 1 .. NCTX - 1) {
+		assert(!ctx_alive[i])
+	}
+}
+
+/* Every thread finishes: pan -a -f (weak fairness), see docs/model.md. */
+ltl all_finish { <> (finished == NPROC) }
