@@ -1005,7 +1005,9 @@ op_view_kind(struct fz *z, struct fuzz_input *in, enum view_kind kind)
 					errors |= S(COW_ESHAPE);
 				}
 			}
-			if (bytes_overflow(n, sizes, 1, &zero)) {
+			/* The resolved shape (-1 replaced) when valid. */
+			if (bytes_overflow(n, errors != 0 ? sizes : r.sizes, 1,
+			    &zero)) {
 				/* empty and huge, or with another error */
 				if (errors != 0)
 					errors |= S(COW_EOVERFLOW);
