@@ -110,10 +110,18 @@ touch(const struct api_tensor *s, const cow_tensor_t *t)
 	(void)sink;
 }
 
+/* Pool a new tensor (or drop it when the pool is full). Tensors of more
+ * than 256 elements (expanded views of 2^40 elements, say) are dropped at
+ * once: an op over them would run for hours (a libFuzzer timeout, found by
+ * a long run), and broadcasting two pooled tensors stays below 2^16. */
 static void
 keep(struct api_tensor *s, cow_tensor_t *t)
 {
 	touch(s, t);
+	if (cow_tensor_numel(t) > 256) {
+		cow_tensor_release(t);
+		return;
+	}
 	for (int i = 0; i < API_TENSORS; i++) {
 		if (s->pool[i] == NULL) {
 			s->pool[i] = t;
