@@ -171,47 +171,17 @@ pick_int(struct fuzz_input *in)
 	return v % 20;
 }
 
-/*
- * KNOWN_BUG_EMPTY_HUGE_STRIDES (see fuzz_tensor.c): a shape with a 0 and a
- * huge size overflows int64 in the library's contiguous strides. Unless
- * built with FUZZ_API_STRICT, such shapes are not asked for.
- */
-/* KNOWN_BUG_HUGE_STRIDE_ITER (see fuzz_tensor.c): ops overflow on a huge
- * stride of a size-1 dimension. Unless strict, strides stay below 2^32. */
-#ifdef FUZZ_API_STRICT
-#define KNOWN_BUG_EMPTY_HUGE_STRIDES 0
-#define KNOWN_BUG_HUGE_STRIDE_ITER 0
-#else
-#define KNOWN_BUG_EMPTY_HUGE_STRIDES 1
-#define KNOWN_BUG_HUGE_STRIDE_ITER 1
-#endif
-
-static int64_t
-pick_stride(struct fuzz_input *in)
-{
-	int64_t v = pick_i64(in);
-
-	if (KNOWN_BUG_HUGE_STRIDE_ITER && v > ((int64_t)1 << 32))
-		v %= 8;
-	return v;
-}
 
 /* Sizes: small, sometimes negative or huge. With @safe (a real allocator
  * will be asked), the element count stays small. */
 static void
 pick_sizes(struct fuzz_input *in, int64_t *sizes, bool safe)
 {
-	bool zero = false;
-
 	for (int d = 0; d < ARGS; d++) {
 		sizes[d] = pick_i64(in);
 		if (safe && (sizes[d] > 4 || sizes[d] < -2))
 			sizes[d] = 4;
-		zero = zero || sizes[d] == 0;
 	}
-	for (int d = 0; d < ARGS && zero && KNOWN_BUG_EMPTY_HUGE_STRIDES; d++)
-		if (sizes[d] > 4)
-			sizes[d] = 4;
 }
 
 static void
@@ -278,7 +248,7 @@ call_from_storage(struct api_tensor *s, struct fuzz_input *in)
 
 	pick_sizes(in, sizes, false);
 	for (int d = 0; d < ARGS; d++)
-		strides[d] = pick_stride(in);
+		strides[d] = pick_i64(in);
 	s->func = "cow_tensor_from_storage";
 	st = cow_tensor_from_storage((how & 1) ? s->storage : NULL, dtype,
 	    ndim, (how & 2) ? sizes : NULL, (how & 4) ? strides : NULL, off,
@@ -373,7 +343,7 @@ call_view(struct api_tensor *s, struct fuzz_input *in)
 
 	pick_sizes(in, sizes, false);
 	for (int d = 0; d < ARGS; d++) {
-		strides[d] = pick_stride(in);
+		strides[d] = pick_i64(in);
 		dims[d] = pick_int(in) % 5;
 	}
 	switch (kind % 14) {
@@ -464,8 +434,8 @@ call_reshape_mode(struct api_tensor *s, struct fuzz_input *in)
 	unsigned want;
 
 	before = cow_reshape_mode_get();
-	want = mode == COW_RESHAPE_ALIAS || mode == COW_RESHAPE_LAZY_COPY ?
-	    S_OK : mode == COW_RESHAPE_WARN ? S(COW_ENOTSUP) : S(COW_EINVAL);
+	want = mode == COW_RESHAPE_ALIAS || mode == COW_RESHAPE_LAZY_COPY ||
+	    mode == COW_RESHAPE_WARN ? S_OK : S(COW_EINVAL);
 	if (how & 1) {
 		s->func = "cow_reshape_mode_set_thread";
 		if (mode == COW_RESHAPE_INHERIT)

@@ -50,9 +50,6 @@ struct capped {
 
 struct api {
 	cow_storage_t *pool[POOL];
-	/* The entry is an external zero-byte storage over non-NULL data
-	 * (see KNOWN_BUG_EXTERNAL_ZERO_DATA). */
-	bool ext_zero[POOL];
 	cow_allocator_t *fault;  /* fault allocator over the system one */
 	cow_allocator_t *capped; /* user allocator over struct capped */
 	struct capped cap;
@@ -233,12 +230,11 @@ safe_alloc(enum alloc_kind k, size_t nbytes)
 
 /* Keep a new storage in the pool (or drop it when full). */
 static void
-keep(struct api *t, cow_storage_t *s, bool ext_zero)
+keep(struct api *t, cow_storage_t *s)
 {
 	for (int i = 0; i < POOL; i++) {
 		if (t->pool[i] == NULL) {
 			t->pool[i] = s;
-			t->ext_zero[i] = ext_zero;
 			return;
 		}
 	}
@@ -256,31 +252,13 @@ pick_storage(struct api *t, struct fuzz_input *in, int *index)
 	return *index < POOL ? t->pool[*index] : NULL;
 }
 
-/*
- * KNOWN_BUG_EXTERNAL_ZERO_DATA: cow_storage_from_external(data != NULL,
- * nbytes 0, ...) gives a storage whose const and mutable data are @data,
- * although storage.h says a zero-byte storage has NULL data. Found by this
- * target; the fix belongs in runtime/storage/storage.c. Until then the
- * normal build tolerates it (so that fuzzing goes on) and the test
- * fuzz.known.external_zero_data replays the reproducer in fuzz/known/
- * against a strict build, which must still fail: when the library is
- * fixed, that test fails, and the tolerance and the test are removed.
- */
-#ifdef FUZZ_API_STRICT
-#define KNOWN_BUG_EXTERNAL_ZERO_DATA 0
-#else
-#define KNOWN_BUG_EXTERNAL_ZERO_DATA 1
-#endif
-
 static void
-check_storage(const struct api *t, const cow_storage_t *s, size_t nbytes,
-    bool ext_zero)
+check_storage(const struct api *t, const cow_storage_t *s, size_t nbytes)
 {
 	if (cow_storage_nbytes(s) != nbytes)
 		fail(t, "nbytes %zu, asked %zu", cow_storage_nbytes(s),
 		    nbytes);
-	if ((cow_storage_const_data(s) == NULL) != (nbytes == 0) &&
-	    !(KNOWN_BUG_EXTERNAL_ZERO_DATA && ext_zero))
+	if ((cow_storage_const_data(s) == NULL) != (nbytes == 0))
 		fail(t, "const data %p for %zu bytes",
 		    cow_storage_const_data(s), nbytes);
 	if (cow_storage_share_count(s) < 1 || !cow_storage_shares_data(s, s))
@@ -309,7 +287,7 @@ call_storage_new(struct api *t, struct fuzz_input *in)
 	expect_out(t, st, null_out ? SENTINEL : s);
 	if (st != COW_OK || null_out)
 		return;
-	check_storage(t, s, nbytes, false);
+	check_storage(t, s, nbytes);
 	for (size_t i = 0; i < nbytes; i++)
 		if (((const uint8_t *)cow_storage_const_data(s))[i] != 0)
 			fail(t, "byte %zu of a new storage is not zero", i);
@@ -317,7 +295,7 @@ call_storage_new(struct api *t, struct fuzz_input *in)
 	    cow_allocator_default() : alloc_of(t, k)))
 		fail(t, "storage allocator '%s'",
 		    cow_allocator_name(cow_storage_allocator(s)));
-	keep(t, s, false);
+	keep(t, s);
 }
 
 static void
@@ -369,10 +347,10 @@ call_from_external(struct api *t, struct fuzz_input *in)
 	}
 	if (with_deleter)
 		t->deleters_owed++;
-	check_storage(t, s, nbytes, data != NULL && nbytes == 0);
+	check_storage(t, s, nbytes);
 	if (nbytes > 0 && cow_storage_const_data(s) != data)
 		fail(t, "external storage does not use the caller's data");
-	keep(t, s, data != NULL && nbytes == 0);
+	keep(t, s);
 }
 
 static void
@@ -399,11 +377,11 @@ call_clone(struct api *t, struct fuzz_input *in)
 			fail(t, "failed clone changed the share count");
 		return;
 	}
-	check_storage(t, s, cow_storage_nbytes(src), false);
+	check_storage(t, s, cow_storage_nbytes(src));
 	if (cow_storage_nbytes(src) > 0 && memcmp(cow_storage_const_data(s),
 	    cow_storage_const_data(src), cow_storage_nbytes(src)) != 0)
 		fail(t, "clone differs from its source");
-	keep(t, s, false);
+	keep(t, s);
 }
 
 static void
@@ -419,9 +397,6 @@ call_mutable(struct api *t, struct fuzz_input *in)
 	if (how & 8) {
 		t->func = "cow_storage_materialize";
 		st = cow_storage_materialize(s);
-		/* Its errors are reported under cow_storage_mutable_data's
-		 * name (it is a wrapper): accept either name. */
-		t->func = "cow_storage_m";
 		expect(t, st, s == NULL ? S(COW_EINVAL) :
 		    S_OK | S(COW_ENOMEM));
 	} else {
@@ -487,7 +462,7 @@ call_release(struct api *t, struct fuzz_input *in)
 		/* A second reference, released at once. */
 		cow_storage_retain(s);
 		cow_storage_release(s);
-		check_storage(t, s, cow_storage_nbytes(s), t->ext_zero[i]);
+		check_storage(t, s, cow_storage_nbytes(s));
 		return;
 	}
 	cow_storage_release(s);

@@ -367,8 +367,7 @@ materialize(struct harness *t, int slot, void **ptr)
 		st = cow_storage_mutable_data(t->h[slot], ptr);
 	else
 		st = cow_storage_materialize(t->h[slot]);
-	/* Materialise reports through mutable_data's name. */
-	ok = judge(t, st, &before, "cow_storage_mutable_data");
+	ok = judge(t, st, &before, func);
 	if (faulty)
 		expect_injection(t, mode, ok, func);
 	if (!ok)

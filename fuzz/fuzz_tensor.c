@@ -42,47 +42,6 @@
 
 __extension__ typedef __int128 i128;
 
-/*
- * KNOWN_BUG_EMPTY_HUGE_STRIDES: a tensor with no elements but a huge
- * dimension (zeros of shape [0, 3, 2^63 - 1]) is accepted, and
- * cow__contiguous_strides() (runtime/tensor/shape.c) then overflows int64
- * (undefined behaviour, reported by UBSan). Found by this target. Until the
- * library is fixed, the normal build never asks for a shape that has both
- * a 0 and a huge size (huge sizes become 4), and fuzz.known.empty_huge_
- * strides replays fuzz/known/fuzz_tensor/ against a strict build
- * (FUZZ_TENSOR_STRICT), which must still fail.
- */
-/*
- * KNOWN_BUG_HUGE_STRIDE_ITER: a dimension of size 1 may have any stride
- * (it is never applied), e.g. as_strided(sizes {1}, strides {2^62}); an op
- * on such a tensor (fill_) multiplies the stride by the element size in
- * cow__iter_add() (runtime/tensor/iter.h) and overflows int64 (undefined
- * behaviour). Found by this target; the normal build keeps as_strided
- * strides below 2^32, and fuzz.known.huge_stride_iter replays the
- * reproducer against the strict build.
- */
-#ifdef FUZZ_TENSOR_STRICT
-#define KNOWN_BUG_EMPTY_HUGE_STRIDES 0
-#define KNOWN_BUG_HUGE_STRIDE_ITER 0
-#else
-#define KNOWN_BUG_EMPTY_HUGE_STRIDES 1
-#define KNOWN_BUG_HUGE_STRIDE_ITER 1
-#endif
-
-static void
-avoid_known_bugs(int ndim, int64_t *sizes)
-{
-	bool zero = false;
-
-	if (!KNOWN_BUG_EMPTY_HUGE_STRIDES || ndim < 0 || ndim > TM_MAX_NDIM)
-		return;
-	for (int d = 0; d < ndim; d++)
-		zero = zero || sizes[d] == 0;
-	for (int d = 0; d < ndim && zero; d++)
-		if (sizes[d] > 4)
-			sizes[d] = 4;
-}
-
 #define S(st) (1u << -(st))
 #define S_OK S(COW_OK)
 
@@ -618,7 +577,6 @@ op_create(struct fz *z, struct fuzz_input *in, int kind)
 		return;
 	for (int d = 0; d < ARGS; d++)
 		sizes[d] = pick_size(in);
-	avoid_known_bugs(ndim, sizes);
 	z->func = names[kind];
 	if (kind == 1)
 		value = pick_value(in);
@@ -979,7 +937,6 @@ op_view_kind(struct fz *z, struct fuzz_input *in, enum view_kind kind)
 		for (int i = 0; i < nd && lead >= 0 && n <= TM_MAX_NDIM; i++)
 			if ((b >> (i % 8)) & 1)
 				sizes[lead + i] = (c & 1) ? -1 : l.sizes[i];
-		avoid_known_bugs(n, sizes);
 		if (n < nd || n > TM_MAX_NDIM) {
 			errors |= S(COW_ERANGE);
 		} else {
@@ -1078,11 +1035,7 @@ op_view_kind(struct fz *z, struct fuzz_input *in, enum view_kind kind)
 			strides[i] = pick_index(in);
 			if (strides[i] < 0 && strides[i] > -7)
 				strides[i] = -strides[i];
-			if (KNOWN_BUG_HUGE_STRIDE_ITER &&
-			    strides[i] > ((int64_t)1 << 32))
-				strides[i] %= 8;
 		}
-		avoid_known_bugs(n, sizes);
 		last = off;
 		if (n < 0 || n > TM_MAX_NDIM) {
 			errors |= S(COW_ERANGE);
@@ -1216,7 +1169,6 @@ op_view_or_reshape(struct fz *z, struct fuzz_input *in, bool reshape)
 		}
 		sizes[0] = (how & 8) ? -1 : rest;
 	}
-	avoid_known_bugs(ndim, sizes);
 	errors = view_shape(&l, ndim, sizes, shape, &ambiguous, &also_ok);
 	viewable = errors == 0 && affine_view(&l, ndim, shape, &r);
 	if (!reshape) {

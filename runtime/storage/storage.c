@@ -31,7 +31,7 @@ cow_storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	cow__ref_init(&s->refs, 1);
 	s->flags = flags;
 	s->ctx = NULL;
-	s->data = buf->data;
+	s->data = buf->nbytes > 0 ? buf->data : NULL; /* storage.h: 0 bytes, NULL */
 	s->nbytes = buf->nbytes;
 	s->buf = *buf;
 	s->alloc = alloc;
@@ -130,19 +130,17 @@ cow_storage_const_data(const cow_storage_t *storage)
 	return storage == NULL ? NULL : storage->data;
 }
 
-cow_status_t
-cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
+/* Make @storage private if it is COW (errors name @func). */
+static cow_status_t
+cow_storage_own(cow_storage_t *storage, const char *func)
 {
-	cow__ctx_t *ctx;
+	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
 	cow__buffer_t buf;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(ptr);
-	ctx = cow__ptr_load(&storage->ctx);
 #ifndef COW_FAULT_SKIP_MATERIALIZE
 	if (ctx != NULL) {
-		st = cow__ctx_materialize(ctx, storage->alloc, &buf, __func__);
+		st = cow__ctx_materialize(ctx, storage->alloc, &buf, func);
 		if (st != COW_OK)
 			return st;
 		storage->buf = buf;
@@ -154,7 +152,20 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 	(void)ctx;
 	(void)buf;
 	(void)st;
+	(void)func;
 #endif
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
+{
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(storage);
+	COW__CHECK_NOT_NULL(ptr);
+	if ((st = cow_storage_own(storage, __func__)) != COW_OK)
+		return st;
 	*ptr = storage->data;
 	return COW_OK;
 }
@@ -162,9 +173,8 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 cow_status_t
 cow_storage_materialize(cow_storage_t *storage)
 {
-	void *ignored;
-
-	return cow_storage_mutable_data(storage, &ignored);
+	COW__CHECK_NOT_NULL(storage);
+	return cow_storage_own(storage, __func__);
 }
 
 /* Lazy clone of a storage that cannot share its data: an eager copy. */

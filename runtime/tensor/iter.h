@@ -28,6 +28,7 @@ typedef bool (*cow__iter_fn)(char *const *ptrs, const int64_t *strides,
 typedef struct cow__iter {
 	int ndim;
 	int nops;
+	bool empty; /* some dimension has size 0 */
 	int64_t shape[COW_TENSOR_MAX_NDIM];
 	char *base[COW__ITER_MAX_OPS];
 	int64_t stride[COW__ITER_MAX_OPS][COW_TENSOR_MAX_NDIM]; /* bytes */
@@ -39,8 +40,11 @@ cow__iter_init(cow__iter_t *it, int ndim, const int64_t *shape)
 {
 	it->ndim = ndim;
 	it->nops = 0;
-	for (int d = 0; d < ndim; d++)
+	it->empty = false;
+	for (int d = 0; d < ndim; d++) {
 		it->shape[d] = shape[d];
+		it->empty = it->empty || shape[d] == 0;
+	}
 }
 
 /* Add an operand: @base, and @strides in elements of @itemsize bytes (NULL:
@@ -52,9 +56,12 @@ cow__iter_add(cow__iter_t *it, const void *base, const int64_t *strides,
 	int k = it->nops++;
 
 	it->base[k] = (char *)(uintptr_t)base;
+	/* A stride is applied only along a dimension longer than 1 of a
+	 * non-empty iteration; there it stays inside the operand's storage.
+	 * Others may be anything (a size-1 dimension's may be huge): 0. */
 	for (int d = 0; d < it->ndim; d++)
-		it->stride[k][d] = strides == NULL ? 0 :
-		    strides[d] * (int64_t)itemsize;
+		it->stride[k][d] = strides == NULL || it->empty ||
+		    it->shape[d] <= 1 ? 0 : strides[d] * (int64_t)itemsize;
 }
 
 /* Run @fn over every element. Returns false if @fn stopped early. */

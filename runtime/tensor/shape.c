@@ -90,9 +90,10 @@ cow__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides)
 	for (int d = ndim - 1; d >= 0; d--) {
 		strides[d] = s;
 		/* A zero size would make every outer stride 0; keep them
-		 * positive (the layout holds no element anyway). */
+		 * positive (the layout holds no element anyway, and its
+		 * other sizes may be huge: saturate). */
 		if (sizes[d] > 1)
-			s *= sizes[d];
+			s = cow__sat_mul(s, sizes[d]);
 	}
 }
 

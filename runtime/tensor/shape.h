@@ -29,7 +29,30 @@ cow_status_t cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
 /* Product of sizes (the caller knows it does not overflow). */
 int64_t cow__shape_numel(int ndim, const int64_t *sizes);
 
-/* Row-major strides for @sizes. */
+/*
+ * Saturating arithmetic on strides and offsets (operands >= 0). A layout
+ * with elements stays inside its storage, so its strides and offset never
+ * saturate; only values that are never applied to an address do (those of
+ * an empty layout, or the stride of a size-1 dimension), and they stop at
+ * INT64_MAX instead of overflowing.
+ */
+static inline int64_t
+cow__sat_mul(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+static inline int64_t
+cow__sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
+}
+
+/* Row-major strides for @sizes (saturating when the shape is empty). */
 void cow__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 
 /* Row-major dense (size-1 dimensions ignored; no elements: true). */

@@ -2,6 +2,10 @@
  * views.c - views: new tensors over the SAME storage with a derived layout.
  * Nothing is copied, read or written. Every view of a valid tensor stays
  * inside its storage, except as_strided, which is checked against it.
+ *
+ * Stride and offset arithmetic saturates (cow__sat_mul/add): a view of a
+ * tensor with no elements, or along a size-1 dimension, may meet huge values
+ * that are never applied. An empty view keeps its base's offset.
  */
 #include "core/error.h"
 #include "tensor/shape.h"
@@ -40,8 +44,13 @@ static cow_status_t
 cow_view_make(cow_tensor_t *t, const struct cow_layout *l, cow_tensor_t **out,
     const char *func)
 {
+	int64_t offset = l->offset;
+
+	for (int d = 0; d < l->ndim; d++)
+		if (l->sizes[d] == 0)
+			offset = t->offset;
 	return cow__tensor_new(t->storage, t->dtype, l->ndim, l->sizes,
-	    l->strides, l->offset, out, func);
+	    l->strides, offset, out, func);
 }
 
 #define COW_VIEW_ARGS(t, out)                                               \
@@ -95,7 +104,7 @@ cow_tensor_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
 	if (index < 0)
 		index += t->sizes[d];
 	cow_layout_of(t, &l);
-	l.offset += index * t->strides[d];
+	l.offset = cow__sat_add(l.offset, cow__sat_mul(index, t->strides[d]));
 	cow_layout_remove(&l, d);
 	return cow_view_make(t, &l, out, __func__);
 }
@@ -130,9 +139,10 @@ cow_tensor_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
 	cow_layout_of(t, &l);
 	/* An empty slice keeps the offset: start may be one past the end. */
 	if (n > 0)
-		l.offset += start * t->strides[d];
+		l.offset = cow__sat_add(l.offset,
+		    cow__sat_mul(start, t->strides[d]));
 	l.sizes[d] = n;
-	l.strides[d] = t->strides[d] * (n > 1 ? step : 1);
+	l.strides[d] = cow__sat_mul(t->strides[d], n > 1 ? step : 1);
 	return cow_view_make(t, &l, out, __func__);
 }
 
@@ -162,7 +172,8 @@ cow_tensor_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
 		    (long long)start, d);
 	cow_layout_of(t, &l);
 	if (length > 0)
-		l.offset += start * t->strides[d];
+		l.offset = cow__sat_add(l.offset,
+		    cow__sat_mul(start, t->strides[d]));
 	l.sizes[d] = length;
 	return cow_view_make(t, &l, out, __func__);
 }
@@ -242,7 +253,8 @@ cow_tensor_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	}
 	l.sizes[d] = 1;
 	/* The stride a dense layout would give it (any value is valid). */
-	l.strides[d] = d < t->ndim ? t->sizes[d] * t->strides[d] : 1;
+	l.strides[d] = d < t->ndim ? cow__sat_mul(t->sizes[d], t->strides[d]) :
+	    1;
 	l.ndim++;
 	return cow_view_make(t, &l, out, __func__);
 }
@@ -281,7 +293,7 @@ cow_tensor_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out)
 {
 	char a[COW__SHAPE_STR_MAX], b[COW__SHAPE_STR_MAX];
-	struct cow_layout l;
+	struct cow_layout l = {0}; /* gcc cannot see every size is set */
 	cow_status_t st;
 	int lead;
 
@@ -354,12 +366,13 @@ cow_tensor_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
 		    (n1 + offset < n2 ? n1 + offset : n2);
 	cow_layout_of(t, &l);
 	if (len > 0)
-		l.offset += offset >= 0 ? offset * t->strides[b] :
-		    -offset * t->strides[a];
+		l.offset = cow__sat_add(l.offset, offset >= 0 ?
+		    cow__sat_mul(offset, t->strides[b]) :
+		    cow__sat_mul(-offset, t->strides[a]));
 	cow_layout_remove(&l, a > b ? a : b);
 	cow_layout_remove(&l, a > b ? b : a);
 	l.sizes[l.ndim] = len;
-	l.strides[l.ndim] = t->strides[a] + t->strides[b];
+	l.strides[l.ndim] = cow__sat_add(t->strides[a], t->strides[b]);
 	l.ndim++;
 	return cow_view_make(t, &l, out, __func__);
 }

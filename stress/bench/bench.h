@@ -45,15 +45,15 @@ bench_now_ns(void)
 }
 
 /* Keep a value alive so the compiler cannot drop the work. */
+extern volatile uintptr_t bench_sink;
+
 static inline void
 bench_consume(uintptr_t v)
 {
-	static volatile uintptr_t sink;
-
-	sink ^= v;
+	bench_sink ^= v;
 }
 
-void bench_fail(const char *what, int status);
+_Noreturn void bench_fail(const char *what, int status);
 
 /* The allocator every benchmark storage uses: the default, or the one
  * named by COW_BENCH_ALLOCATOR (jemalloc or system). */

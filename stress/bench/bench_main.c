@@ -6,7 +6,7 @@
  *
  * --quick keeps a full run under a minute (fewer, shorter batches).
  * --json prints one JSON object per line instead of the table.
- * --filter runs only benchmarks whose name contains SUBSTRING.
+ * --filter runs only benchmarks whose name or group contains SUBSTRING.
  * --sizes overrides the sizes, e.g. --sizes 4K,1M.
  */
 #include <stdio.h>
@@ -32,7 +32,9 @@ struct options {
 	int nsizes;
 };
 
-void
+volatile uintptr_t bench_sink;
+
+_Noreturn void
 bench_fail(const char *what, int status)
 {
 	fprintf(stderr, "cow_bench: %s failed: %s (%s)\n", what,
@@ -159,7 +161,8 @@ run_table(const struct bench *table, const struct options *o)
 	for (const struct bench *b = table; b->name != NULL; b++) {
 		const int *th = b->threads ? b->threads : one;
 
-		if (o->filter && strstr(b->name, o->filter) == NULL)
+		if (o->filter && strstr(b->name, o->filter) == NULL &&
+		    (b->group == NULL || strstr(b->group, o->filter) == NULL))
 			continue;
 		for (; *th; th++) {
 			if (!b->sized) {

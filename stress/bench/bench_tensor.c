@@ -1,8 +1,144 @@
 /*
- * Tensor metadata benchmarks (filled in when the tensor API lands).
+ * Tensor metadata benchmarks: creating a view (select, transpose) and
+ * releasing it, and cow_tensor_expect_contiguous on a contiguous tensor
+ * (a borrow: no reference taken) against owning the same tensor (retain and
+ * release: two atomic read-modify-writes on its count). A non-contiguous
+ * input is the third case: expect_contiguous then makes an owned copy.
+ *
+ * The library under test is the release build: in a COW_DEBUG_BORROWS build
+ * every borrow is recorded under a lock, which is what debug mode costs.
  */
+#include <cowstore/cowstore.h>
+
 #include "bench.h"
 
+struct tensor_state {
+	cow_tensor_t *t;  /* contiguous 64 x 64 float32 */
+	cow_tensor_t *tt; /* its transpose (not contiguous) */
+};
+
+static void
+check(cow_status_t st, const char *what)
+{
+	if (st != COW_OK)
+		bench_fail(what, st);
+}
+
+static void
+setup_tensor(struct bench_arg *arg)
+{
+	static struct tensor_state st;
+	const int64_t sizes[2] = {64, 64};
+
+	check(cow_tensor_full(COW_DTYPE_FLOAT32, 2, sizes, 1.0,
+	    bench_allocator(), &st.t), "full");
+	check(cow_tensor_transpose(st.t, 0, 1, &st.tt), "transpose");
+	arg->state = &st;
+}
+
+static void
+teardown_tensor(struct bench_arg *arg)
+{
+	struct tensor_state *st = arg->state;
+
+	cow_tensor_release(st->tt);
+	cow_tensor_release(st->t);
+}
+
+static uint64_t
+run_view_select(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_tensor_t *v;
+
+		check(cow_tensor_select(st->t, 0, (int64_t)(i & 63), &v),
+		    "select");
+		bench_consume((uintptr_t)cow_tensor_offset(v));
+		cow_tensor_release(v);
+	}
+	return bench_now_ns() - t0;
+}
+
+static uint64_t
+run_view_transpose(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_tensor_t *v;
+
+		check(cow_tensor_transpose(st->t, 0, 1, &v), "transpose");
+		bench_consume((uintptr_t)cow_tensor_strides(v)[0]);
+		cow_tensor_release(v);
+	}
+	return bench_now_ns() - t0;
+}
+
+/* Contiguous input: expect_contiguous borrows it. */
+static uint64_t
+run_expect_borrowed(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_maybe_owned_t mo;
+
+		check(cow_tensor_expect_contiguous(st->t, &mo), "expect");
+		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
+		cow_maybe_owned_release(&mo);
+	}
+	return bench_now_ns() - t0;
+}
+
+/* The same handle owned: what a borrow saves. */
+static uint64_t
+run_expect_owned(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_maybe_owned_t mo;
+
+		cow_tensor_retain(st->t);
+		mo = cow_maybe_owned_owned(st->t);
+		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
+		cow_maybe_owned_release(&mo);
+	}
+	return bench_now_ns() - t0;
+}
+
+/* Non-contiguous input: expect_contiguous copies (16 KiB). */
+static uint64_t
+run_expect_copy(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_maybe_owned_t mo;
+
+		check(cow_tensor_expect_contiguous(st->tt, &mo), "expect");
+		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
+		cow_maybe_owned_release(&mo);
+	}
+	return bench_now_ns() - t0;
+}
+
+#define TENSOR_BENCH(n, fn)                                                 \
+	{.name = (n), .group = "tensor", .setup = setup_tensor,            \
+	    .teardown = teardown_tensor, .run = (fn)}
+
 const struct bench bench_tensor_table[] = {
+	TENSOR_BENCH("view_select", run_view_select),
+	TENSOR_BENCH("view_transpose", run_view_transpose),
+	TENSOR_BENCH("expect_contiguous_borrowed", run_expect_borrowed),
+	TENSOR_BENCH("expect_contiguous_owned", run_expect_owned),
+	TENSOR_BENCH("expect_contiguous_copy", run_expect_copy),
 	{0},
 };

@@ -337,3 +337,40 @@ Test(storage, default_allocator_is_used_for_null)
 	cr_assert_eq(cow_storage_allocator(s), cow_allocator_default());
 	cow_storage_release(s);
 }
+
+/* Fuzz finding: zero bytes over non-NULL external data still have NULL
+ * data (storage.h), and the deleter still gets the caller's pointer. */
+Test(storage, external_zero_bytes_has_null_data)
+{
+	struct cow_test_deleter del = {0};
+	void *mem = malloc(16), *p = (void *)1;
+	cow_storage_t *s;
+
+	cr_assert_eq(cow_storage_from_external(mem, 0, cow_test_deleter_fn,
+	    &del, 0, &s), COW_OK);
+	cr_assert_null(cow_storage_const_data(s));
+	cr_assert_eq(cow_storage_mutable_data(s, &p), COW_OK);
+	cr_assert_null(p);
+	cow_storage_release(s);
+	cr_assert_eq(del.calls, 1);
+	cr_assert_eq(del.last_data, mem);
+}
+
+/* Fuzz finding: a failed materialize names cow_storage_materialize. */
+Test(storage, materialize_error_names_itself)
+{
+	cow_allocator_t *fault;
+	cow_storage_t *s, *c;
+
+	cr_assert_eq(cow_allocator_fault_new(sys, &fault), COW_OK);
+	cr_assert_eq(cow_storage_new(64, fault, &s), COW_OK);
+	cr_assert_eq(cow_storage_lazy_clone(s, &c), COW_OK);
+	cr_assert_eq(cow_allocator_fault_fail_nth(fault, 1), COW_OK);
+	cr_assert_eq(cow_storage_materialize(c), COW_ENOMEM);
+	cr_assert(strstr(cow_last_error(), "cow_storage_materialize") != NULL,
+	    "%s", cow_last_error());
+	cr_assert(cow_storage_is_cow(c));
+	cow_storage_release(c);
+	cow_storage_release(s);
+	cr_assert_eq(cow_allocator_destroy(fault), COW_OK);
+}

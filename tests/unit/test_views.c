@@ -600,3 +600,60 @@ Test(views, diagonal_and_expand)
 	cow_tensor_release(d);
 	cow_tensor_release(t);
 }
+
+/*
+ * Fuzz finding: an empty tensor may have huge sizes; its strides and the
+ * offsets of its views saturate instead of overflowing (UBSan would report
+ * it in the asan preset), and an empty view keeps its base's offset.
+ */
+Test(views, empty_with_huge_sizes)
+{
+	const int64_t sz[3] = {0, 3, INT64_MAX};
+	cow_tensor_t *t, *v, *w;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_INT32, 3, sz, NULL, &t));
+	cr_assert_eq(cow_tensor_numel(t), 0);
+	cr_assert_eq(cow_tensor_strides(t)[2], 1);
+	cr_assert_eq(cow_tensor_strides(t)[1], INT64_MAX);
+	cr_assert_eq(cow_tensor_strides(t)[0], INT64_MAX);
+	TT_OK(cow_tensor_select(t, 1, 2, &v));
+	cr_assert_eq(cow_tensor_offset(v), 0);
+	TT_OK(cow_tensor_slice(v, 1, 5, INT64_MAX, 1 << 20, &w));
+	cr_assert_eq(cow_tensor_offset(w), 0);
+	cow_tensor_release(w);
+	TT_OK(cow_tensor_unsqueeze(v, 0, &w));
+	cow_tensor_release(w);
+	TT_OK(cow_tensor_diagonal(t, 7, 1, 2, &w));
+	cr_assert_eq(cow_tensor_numel(w), 0);
+	cow_tensor_release(w);
+	TT_OK(cow_tensor_fill_(v, 1.0));
+	cow_tensor_release(v);
+	cow_tensor_release(t);
+}
+
+/*
+ * Fuzz finding: a size-1 dimension may carry any stride (it is never
+ * applied); ops over it must not compute stride * itemsize.
+ */
+Test(views, huge_stride_on_size_one_dimension)
+{
+	const int64_t one[1] = {1}, huge[1] = {(int64_t)1 << 62};
+	const int64_t sz2[2] = {1, 1}, st2[2] = {huge[0], huge[0]};
+	cow_tensor_t *t = tt_arange(COW_DTYPE_INT64, 1, (int64_t[]){4}, NULL);
+	cow_tensor_t *v, *d;
+	double x;
+
+	TT_OK(cow_tensor_as_strided(t, 1, one, huge, 2, &v));
+	TT_OK(cow_tensor_fill_(v, 9.0));
+	tt_assert_values(t, (double[]){0, 1, 9, 3});
+	TT_OK(cow_tensor_add_scalar_(v, 1.0));
+	TT_OK(cow_tensor_get_f64(v, (int64_t[]){0}, &x));
+	cr_assert_eq(x, 10.0);
+	cow_tensor_release(v);
+	TT_OK(cow_tensor_as_strided(t, 2, sz2, st2, 3, &v));
+	TT_OK(cow_tensor_diagonal(v, 0, 0, 1, &d)); /* stride 2^63: saturates */
+	tt_assert_values(d, (double[]){3});
+	cow_tensor_release(d);
+	cow_tensor_release(v);
+	cow_tensor_release(t);
+}
