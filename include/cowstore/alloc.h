@@ -153,7 +153,9 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * copies reuse warm pages instead of faulting fresh ones); instead, once the
  * retained pages exceed @bytes, it purges them all. 0 purges on every check.
  * The environment variable COW_RETAIN_LIMIT_MB sets the initial limit
- * (default COW_JEMALLOC_DEFAULT_RETAIN_LIMIT).
+ * (default COW_JEMALLOC_DEFAULT_RETAIN_LIMIT). The same allocator advises
+ * buffers of 2 MiB and more for transparent huge pages (fewer page faults
+ * on fresh memory; COW_THP=0 in the environment turns that off).
  * Thread-safety: any thread. Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a
  * jemalloc allocator).
  */
