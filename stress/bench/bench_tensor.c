@@ -45,17 +45,18 @@ teardown_tensor(struct bench_arg *arg)
 	cow_tensor_release(st->t);
 }
 
+/* Make a view of @t (select row i % 64, or the transpose) and release it,
+ * @n times. */
 static uint64_t
-run_view_select(struct bench_arg *arg, uint64_t n)
+time_views(cow_tensor_t *t, bool transpose, uint64_t n)
 {
-	struct tensor_state *st = arg->state;
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++) {
 		cow_tensor_t *v;
 
-		check(cow_tensor_select(st->t, 0, (int64_t)(i & 63), &v),
-		    "select");
+		check(transpose ? cow_tensor_transpose(t, 0, 1, &v) :
+		    cow_tensor_select(t, 0, (int64_t)(i & 63), &v), "view");
 		bench_consume((uintptr_t)cow_tensor_offset(v));
 		cow_tensor_release(v);
 	}
@@ -63,17 +64,35 @@ run_view_select(struct bench_arg *arg, uint64_t n)
 }
 
 static uint64_t
+run_view_select(struct bench_arg *arg, uint64_t n)
+{
+	return time_views(((struct tensor_state *)arg->state)->t, false, n);
+}
+
+static uint64_t
 run_view_transpose(struct bench_arg *arg, uint64_t n)
 {
-	struct tensor_state *st = arg->state;
+	return time_views(((struct tensor_state *)arg->state)->t, true, n);
+}
+
+/* cow_tensor_expect_contiguous(@t) and release, @n times; with @owned, the
+ * handle is instead an owned reference to @t (retain, then release). */
+static uint64_t
+time_expect(cow_tensor_t *t, bool owned, uint64_t n)
+{
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++) {
-		cow_tensor_t *v;
+		cow_maybe_owned_t mo;
 
-		check(cow_tensor_transpose(st->t, 0, 1, &v), "transpose");
-		bench_consume((uintptr_t)cow_tensor_strides(v)[0]);
-		cow_tensor_release(v);
+		if (owned) {
+			cow_tensor_retain(t);
+			mo = cow_maybe_owned_owned(t);
+		} else {
+			check(cow_tensor_expect_contiguous(t, &mo), "expect");
+		}
+		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
+		cow_maybe_owned_release(&mo);
 	}
 	return bench_now_ns() - t0;
 }
@@ -82,52 +101,21 @@ run_view_transpose(struct bench_arg *arg, uint64_t n)
 static uint64_t
 run_expect_borrowed(struct bench_arg *arg, uint64_t n)
 {
-	struct tensor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		cow_maybe_owned_t mo;
-
-		check(cow_tensor_expect_contiguous(st->t, &mo), "expect");
-		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
-		cow_maybe_owned_release(&mo);
-	}
-	return bench_now_ns() - t0;
+	return time_expect(((struct tensor_state *)arg->state)->t, false, n);
 }
 
 /* The same handle owned: what a borrow saves. */
 static uint64_t
 run_expect_owned(struct bench_arg *arg, uint64_t n)
 {
-	struct tensor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		cow_maybe_owned_t mo;
-
-		cow_tensor_retain(st->t);
-		mo = cow_maybe_owned_owned(st->t);
-		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
-		cow_maybe_owned_release(&mo);
-	}
-	return bench_now_ns() - t0;
+	return time_expect(((struct tensor_state *)arg->state)->t, true, n);
 }
 
 /* Non-contiguous input: expect_contiguous copies (16 KiB). */
 static uint64_t
 run_expect_copy(struct bench_arg *arg, uint64_t n)
 {
-	struct tensor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		cow_maybe_owned_t mo;
-
-		check(cow_tensor_expect_contiguous(st->tt, &mo), "expect");
-		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
-		cow_maybe_owned_release(&mo);
-	}
-	return bench_now_ns() - t0;
+	return time_expect(((struct tensor_state *)arg->state)->tt, false, n);
 }
 
 #define TENSOR_BENCH(n, fn)                                                 \
