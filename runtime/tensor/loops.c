@@ -76,6 +76,16 @@ const cow__iter_fn cow__loops_neg[COW_DTYPE_COUNT] = {
 	[COW_DTYPE_FLOAT32] = cow_neg_f32, [COW_DTYPE_FLOAT64] = cow_neg_f64,
 };
 
+#define COW_COPY_RUN(T)                                                     \
+	do {                                                                \
+		for (int64_t i = 0; i < n; i++) {                           \
+			T x;                                                \
+                                                                            \
+			memcpy(&x, p[1] + i * s[1], sizeof x);              \
+			memcpy(p[0] + i * s[0], &x, sizeof x);              \
+		}                                                           \
+	} while (0)
+
 bool
 cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
@@ -88,9 +98,26 @@ cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 		memmove(p[0], p[1], (size_t)(n * size));
 		return true;
 	}
-	for (int64_t i = 0; i < n; i++) {
-		memcpy(&v, p[1] + i * s[1], (size_t)size);
-		memcpy(p[0] + i * s[0], &v, (size_t)size);
+	/* Strided: a fixed-size copy per element, which the compiler inlines
+	 * (a memcpy of a run-time size is a call per element). */
+	switch (size) {
+	case 1:
+		COW_COPY_RUN(uint8_t);
+		break;
+	case 2:
+		COW_COPY_RUN(uint16_t);
+		break;
+	case 4:
+		COW_COPY_RUN(uint32_t);
+		break;
+	case 8:
+		COW_COPY_RUN(uint64_t);
+		break;
+	default:
+		for (int64_t i = 0; i < n; i++) {
+			memcpy(&v, p[1] + i * s[1], (size_t)size);
+			memcpy(p[0] + i * s[0], &v, (size_t)size);
+		}
 	}
 	return true;
 }
