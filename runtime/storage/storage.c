@@ -7,6 +7,7 @@
 #include "alloc/allocator.h"
 #include "core/error.h"
 #include "core/stats.h"
+#include "storage/shadow.h"
 #include "storage/storage.h"
 
 static cow_status_t
@@ -35,6 +36,9 @@ cow_storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	s->nbytes = buf->nbytes;
 	s->buf = *buf;
 	s->alloc = alloc;
+	s->shadow = NULL;
+	cow__counter_store(&s->generation, 0);
+	cow__counter_store(&s->warned, 0);
 	*out = s;
 	return COW_OK;
 }
@@ -115,6 +119,7 @@ cow_storage_release(cow_storage_t *storage)
 		cow__ctx_unshare(ctx);
 	else
 		cow__buffer_free(&storage->buf);
+	cow__shadow_release(cow__storage_default_shadow(storage));
 	cow__free(storage->alloc, storage, sizeof *storage);
 }
 
@@ -239,6 +244,10 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	dst->nbytes = src->nbytes;
 	dst->buf = (cow__buffer_t){0};
 	dst->alloc = src->alloc;
+	/* A real lazy copy: a new physical storage, never shadowed yet. */
+	dst->shadow = NULL;
+	cow__counter_store(&dst->generation, 0);
+	cow__counter_store(&dst->warned, 0);
 	cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 	*out = dst;
 	return COW_OK;

@@ -21,9 +21,26 @@ struct cow_storage_s {
 	/* The bytes: ctx->buf.data while COW, else buf.data. Changed only by
 	 * materialisation (a write). */
 	void *data;
+	/*
+	 * Reshape-alias simulation (storage/shadow.h): the default shadow of
+	 * every tensor on this storage that holds none of its own; NULL until
+	 * the first simulated lazy copy. One reference, owned. Synchronization:
+	 * installed by compare-and-swap (simulated copies are reads and may
+	 * race); freed with the storage.
+	 */
+	struct cow__shadow *shadow;
 	size_t nbytes;          /* Read-only after init. */
 	cow__buffer_t buf;      /* Owned data while ctx is NULL. */
 	cow_allocator_t *alloc; /* Read-only: metadata and copies. */
+	/*
+	 * Physical generation: writes through any shadow since the default
+	 * shadow exists (storage/shadow.h). Synchronization: atomic, relaxed
+	 * (cow__counter_*); bumped only by writes.
+	 */
+	uint64_t generation;
+	/* Non-zero once an aliasing warning was reported for this storage
+	 * (warn-once policy). Synchronization: atomic (compare-and-swap). */
+	uint64_t warned;
 };
 
 #endif

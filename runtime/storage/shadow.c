@@ -1,0 +1,48 @@
+/*
+ * shadow.c - the shadow storage object: creation, references, and the
+ * installation of a storage's default shadow (see shadow.h).
+ */
+#include "alloc/allocator.h"
+#include "storage/shadow.h"
+
+cow__shadow_t *
+cow__shadow_new(cow_allocator_t *alloc, uint64_t generation, const char *func)
+{
+	cow__shadow_t *sh = cow__alloc(alloc, sizeof *sh, func);
+
+	if (sh == NULL)
+		return NULL;
+	cow__ref_init(&sh->refs, 1);
+	cow__counter_store(&sh->generation, generation);
+	sh->alloc = alloc;
+	return sh;
+}
+
+void
+cow__shadow_retain(cow__shadow_t *sh)
+{
+	cow__ref_get(&sh->refs);
+}
+
+void
+cow__shadow_release(cow__shadow_t *sh)
+{
+	if (sh == NULL || !cow__ref_put(&sh->refs))
+		return;
+	cow__free(sh->alloc, sh, sizeof *sh);
+}
+
+cow__shadow_t *
+cow__storage_default_shadow_install(cow_storage_t *s, cow__shadow_t *fresh)
+{
+	cow__shadow_t *won;
+
+	/* Simulated lazy copies are reads of the storage, so several
+	 * threads may race to install its default shadow: one CAS wins, the
+	 * losers free theirs. The release in the install publishes the
+	 * shadow's initialised fields to every later cow__ptr_load. */
+	won = cow__ptr_install(&s->shadow, fresh);
+	if (won != fresh)
+		cow__shadow_release(fresh);
+	return won;
+}
