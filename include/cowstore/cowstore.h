@@ -12,5 +12,6 @@
 #include "tensor.h"
 #include "ops.h"
 #include "maybe_owned.h"
+#include "shadow.h"
 
 #endif

@@ -28,6 +28,8 @@
  * Errors follow common.h: a status, out-parameters written only on success,
  * cow_last_error() naming the function and the offending value, and a failed
  * call changes nothing and leaks nothing.
+ * Under the reshape-alias simulation's COW_SHADOW_ERROR policy (shadow.h),
+ * any call that reads or writes elements may also fail with COW_EALIASING.
  */
 #ifndef COWSTORE_TENSOR_H
 #define COWSTORE_TENSOR_H
@@ -204,7 +206,8 @@ COW_API cow_storage_t *cow_tensor_storage(const cow_tensor_t *t);
  * cow_tensor_const_data - address of element [0, ..., 0] for reading. Never
  * materialises. Valid until the next write through the tensor's storage
  * (which may move a COW storage's data) or its release. NULL when the
- * tensor has no elements.
+ * tensor has no elements, or when the reshape-alias check refuses the read
+ * (COW_SHADOW_ERROR, shadow.h; cow_last_error() says why).
  */
 COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
 
@@ -214,7 +217,8 @@ COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
  * the data for every tensor viewing that storage. *out is NULL (and nothing
  * is materialised) when the tensor has no elements.
  * Thread-safety: a write on the tensor's storage.
- * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed).
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed), COW_EALIASING
+ * (refused by the reshape-alias check, shadow.h; nothing changed).
  */
 COW_API cow_status_t cow_tensor_mutable_data(cow_tensor_t *t, void **out);
 
@@ -398,10 +402,10 @@ COW_API cow_status_t cow_tensor_lazy_clone(cow_tensor_t *t,
  * - COW_RESHAPE_LAZY_COPY: a lazy copy viewed with the new shape (a new
  *   storage sharing the data: as cheap as a view, but writes through the
  *   result never reach the input and vice versa).
- * - COW_RESHAPE_WARN: RESERVED for the reshape-alias warning mode (an
- *   aliasing view that warns when the program depends on the aliasing). It
- *   is NOT implemented in this version: every setter refuses it with
- *   COW_ENOTSUP, so it is never in effect.
+ * - COW_RESHAPE_WARN: the legacy aliasing view, which also records what a
+ *   lazy copy would have done (a new shadow storage) and reports the reads
+ *   and writes whose result depends on the aliasing (cowstore/shadow.h,
+ *   docs/reshape.md).
  * - COW_RESHAPE_INHERIT: only for the thread-local override: no override,
  *   follow the process-wide mode.
  */
@@ -416,8 +420,8 @@ typedef enum cow_reshape_mode {
  * cow_reshape_mode_set - set the process-wide mode.
  * Thread-safety: any thread; an atomic store. Operations already running in
  * other threads may still use the old mode; later calls see the new one.
- * Errors: COW_ENOTSUP (COW_RESHAPE_WARN: not implemented yet), COW_EINVAL
- * (COW_RESHAPE_INHERIT or an unknown value). On error the mode is unchanged.
+ * Errors: COW_EINVAL (COW_RESHAPE_INHERIT or an unknown value). On error
+ * the mode is unchanged.
  */
 COW_API cow_status_t cow_reshape_mode_set(cow_reshape_mode_t mode);
 
@@ -432,7 +436,7 @@ COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
  * COW_RESHAPE_INHERIT removes the override. @previous (may be NULL) receives
  * the old override (COW_RESHAPE_INHERIT if there was none), so a caller can
  * restore it. Thread-safety: affects only the calling thread.
- * Errors: COW_ENOTSUP (COW_RESHAPE_WARN), COW_EINVAL (unknown value).
+ * Errors: COW_EINVAL (unknown value).
  */
 COW_API cow_status_t cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
     cow_reshape_mode_t *previous);

@@ -6,12 +6,15 @@
  * Nothing else in runtime/tensor/ calls cow_storage_const_data() or
  * cow_storage_mutable_data(): an op that reads goes through
  * cow__tensor_read_data(), an op that writes through
- * cow__tensor_write_data().
+ * cow__tensor_write_data(). Both make the reshape-alias simulation's check
+ * (tensor/shadow.h), which costs two loads on a tensor that was never
+ * shadowed.
  */
 #include <stdio.h>
 
 #include "core/error.h"
 #include "tensor/dtype.h"
+#include "tensor/shadow.h"
 #include "tensor/tensor.h"
 
 cow_status_t
@@ -19,12 +22,16 @@ cow__tensor_read_data(const cow_tensor_t *t, const char **out,
     const char *func)
 {
 	const char *base;
+	cow_status_t st;
 
-	(void)func;
 	if (t->numel == 0) {
 		*out = NULL;
 		return COW_OK;
 	}
+	/* A read through another shadow set than the last write's may be
+	 * refused (COW_SHADOW_ERROR), before anything happened. */
+	if ((st = cow__shadow_on_read(t, func)) != COW_OK)
+		return st;
 	/* A plain load of the storage's data pointer: no atomic operation,
 	 * never a materialisation (storage.h). */
 	base = cow_storage_const_data(t->storage);
@@ -35,15 +42,22 @@ cow__tensor_read_data(const cow_tensor_t *t, const char **out,
 cow_status_t
 cow__tensor_write_data(cow_tensor_t *t, char **out, const char *func)
 {
+	struct cow__shadow_write w;
 	cow_status_t st;
 	void *base;
 
+	/* The shadow check decides first (a refusal changes nothing); the
+	 * report and the generation bump come only once the write access
+	 * cannot fail any more. */
+	if ((st = cow__shadow_write_begin(t, &w, func)) != COW_OK)
+		return st;
 	if ((st = cow_storage_mutable_data(t->storage, &base)) != COW_OK) {
 		char why[256];
 
 		snprintf(why, sizeof why, "%s", cow_last_error());
 		return cow__error(st, func, "cannot write the tensor: %s", why);
 	}
+	cow__shadow_write_end(t, &w, func);
 	*out = (char *)base + t->offset * (int64_t)t->itemsize;
 	return COW_OK;
 }

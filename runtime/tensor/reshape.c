@@ -4,8 +4,11 @@
  * When the strides allow a view, the legacy mode returns an aliasing view
  * on the same storage; the lazy-copy mode returns a lazy copy (a new
  * storage sharing the data) seen with the new shape: the same O(1) cost,
- * but no aliasing, so the program cannot tell a view from a copy. When no
- * view is possible, both copy eagerly.
+ * but no aliasing, so the program cannot tell a view from a copy. The warn
+ * mode returns the legacy aliasing view with a new shadow storage (a
+ * simulated lazy copy, tensor/shadow.h), so that the accesses that would
+ * behave differently under the lazy-copy mode are reported. When no view
+ * is possible, every mode copies eagerly.
  *
  * The process-wide mode is one word read with a relaxed atomic load (it
  * publishes no data: an operation that races with a change may use either
@@ -15,6 +18,7 @@
 
 #include "core/error.h"
 #include "core/sync.h"
+#include "tensor/shadow.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -31,12 +35,8 @@ cow_reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok,
 	switch (mode) {
 	case COW_RESHAPE_ALIAS:
 	case COW_RESHAPE_LAZY_COPY:
-		return COW_OK;
 	case COW_RESHAPE_WARN:
-		return cow__error(COW_ENOTSUP, func,
-		    "mode COW_RESHAPE_WARN (%d) is reserved for the "
-		    "reshape-alias warning mode, which is not implemented yet",
-		    (int)mode);
+		return COW_OK;
 	case COW_RESHAPE_INHERIT:
 		if (inherit_ok)
 			return COW_OK;
@@ -130,12 +130,18 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	    COW_OK)
 		return st;
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
-		/* WARN can never be in effect: every setter refuses it. */
-		if (cow_reshape_mode_effective() == COW_RESHAPE_LAZY_COPY)
+		switch (cow_reshape_mode_effective()) {
+		case COW_RESHAPE_LAZY_COPY:
 			return cow_reshape_lazy(t, ndim, ns, nst, out,
 			    __func__);
-		return cow__tensor_new(t->storage, t->dtype, ndim, ns, nst,
-		    t->offset, out, __func__);
+		case COW_RESHAPE_WARN:
+			return cow__shadow_fork(t, ndim, ns, nst, out,
+			    __func__);
+		default:
+			/* A view: it shares t's shadow storage. */
+			return cow__tensor_new_view(t, ndim, ns, nst,
+			    t->offset, out, __func__);
+		}
 	}
 	/* No view possible: copy, then see the copy with the new shape. */
 	if ((st = cow__tensor_clone(t, &c, __func__)) != COW_OK)

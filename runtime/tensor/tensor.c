@@ -7,6 +7,7 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
+#include "storage/shadow.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -37,6 +38,7 @@ cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
 	t->itemsize = cow_dtype_size(dtype);
 	t->offset = offset;
 	t->storage = storage;
+	t->shadow = NULL;
 	t->borrows = NULL;
 	for (int d = 0; d < ndim; d++)
 		t->sizes[d] = sizes[d];
@@ -63,6 +65,23 @@ cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 	cow__tensor_init(t, storage, dtype, ndim, sizes, strides, offset);
 	*out = t;
 	return COW_OK;
+}
+
+cow_status_t
+cow__tensor_new_view(const cow_tensor_t *base, int ndim, const int64_t *sizes,
+    const int64_t *strides, int64_t offset, cow_tensor_t **out,
+    const char *func)
+{
+	cow_status_t st;
+
+	st = cow__tensor_new(base->storage, base->dtype, ndim, sizes, strides,
+	    offset, out, func);
+	if (st == COW_OK && base->shadow != NULL) {
+		/* Views share their base's shadow (seed 002). */
+		cow__shadow_retain(base->shadow);
+		(*out)->shadow = base->shadow;
+	}
+	return st;
 }
 
 cow_status_t
@@ -133,6 +152,7 @@ cow_tensor_release(cow_tensor_t *t)
 	if (t == NULL || !cow__ref_put(&t->refs))
 		return;
 	cow__borrow_check_release(t);
+	cow__shadow_release(t->shadow);
 	cow_storage_release(t->storage);
 	cow__tensor_free(t);
 }

@@ -19,6 +19,7 @@
 #include "core/sync.h"
 
 struct cow__borrow;
+struct cow__shadow;
 
 struct cow_tensor_s {
 	cow__refcount_t refs;   /* Handles. Synchronization: atomic. */
@@ -30,6 +31,13 @@ struct cow_tensor_s {
 	int64_t numel;
 	int64_t offset;           /* in elements */
 	cow_storage_t *storage;   /* one reference, owned */
+	/*
+	 * Own shadow storage (reshape-alias simulation, tensor/shadow.h): one
+	 * reference, owned; NULL (the usual case) means the storage's default
+	 * shadow. Set by the simulated lazy copy that creates the tensor, or
+	 * inherited from a view's base.
+	 */
+	struct cow__shadow *shadow;
 	cow_allocator_t *alloc;   /* allocator of this struct */
 	/*
 	 * Outstanding recorded MaybeOwned borrows (COW_DEBUG_BORROWS builds;
@@ -64,6 +72,14 @@ cow_status_t cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
     cow_tensor_t **out, const char *func);
 
 /*
+ * A view of @base: cow__tensor_new() over @base's storage with @base's
+ * dtype, sharing @base's shadow storage (one more reference on it).
+ */
+cow_status_t cow__tensor_new_view(const cow_tensor_t *base, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_tensor_t **out, const char *func);
+
+/*
  * A new contiguous tensor on a new zero-filled private storage. Validates
  * dtype and shape (COW_EINVAL, COW_ERANGE, COW_EOVERFLOW naming @func).
  * @alloc NULL means the default allocator.
@@ -82,8 +98,9 @@ cow_allocator_t *cow__tensor_allocator(const cow_tensor_t *t);
 /*
  * The ONE read access: *out = the address of element [0, ..., 0] for
  * reading, or NULL when the tensor has no elements. Never materialises and
- * has no side effect. It returns a status so that a check may refuse a read
- * (naming @func); this version always returns COW_OK.
+ * changes no data. The reshape-alias check (tensor/shadow.h) may report
+ * the read to the warning handler, or refuse it with COW_EALIASING (naming
+ * @func) under COW_SHADOW_ERROR.
  */
 cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
     const char *func);
@@ -91,8 +108,8 @@ cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
 /*
  * The ONE write access: materialise the storage if it is copy-on-write and
  * give the address of element [0, ..., 0] for writing. Call it only for a
- * tensor with elements. On failure (COW_ENOMEM naming @func) everything is
- * as it was.
+ * tensor with elements. On failure (COW_ENOMEM, or COW_EALIASING from the
+ * reshape-alias check, naming @func) everything is as it was.
  *
  * Order in an op: every read access first (they have no side effect, so a
  * refused read changes nothing), then the write access, then re-base the

@@ -49,8 +49,8 @@ cow_view_make(cow_tensor_t *t, const struct cow_layout *l, cow_tensor_t **out,
 	for (int d = 0; d < l->ndim; d++)
 		if (l->sizes[d] == 0)
 			offset = t->offset;
-	return cow__tensor_new(t->storage, t->dtype, l->ndim, l->sizes,
-	    l->strides, offset, out, func);
+	return cow__tensor_new_view(t, l->ndim, l->sizes, l->strides, offset,
+	    out, func);
 }
 
 #define COW_VIEW_ARGS(t, out)                                               \
@@ -393,6 +393,6 @@ cow_tensor_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	if ((st = cow__layout_check(ndim, sizes, strides, storage_offset,
 	    t->itemsize, cow_storage_nbytes(t->storage), __func__)) != COW_OK)
 		return st;
-	return cow__tensor_new(t->storage, t->dtype, ndim, sizes, strides,
-	    storage_offset, out, __func__);
+	return cow__tensor_new_view(t, ndim, sizes, strides, storage_offset,
+	    out, __func__);
 }

@@ -2,7 +2,8 @@
  * Reshape in both modes: the legacy mode aliases, the lazy-copy mode does
  * not, neither copies a byte until someone writes (cow_stats), and a
  * reshape that no view can express copies in both. The mode setting: the
- * process-wide value, the thread-local override, the reserved WARN value.
+ * process-wide value, the thread-local override, the WARN value (its
+ * simulation is tested in test_shadow.c).
  */
 #include <pthread.h>
 
@@ -201,20 +202,26 @@ Test(reshape, mode_setters)
 {
 	cow_reshape_mode_t prev = COW_RESHAPE_ALIAS;
 
-	TT_FAILS(cow_reshape_mode_set(COW_RESHAPE_WARN), COW_ENOTSUP,
-	    "not implemented");
-	cr_assert_eq(cow_reshape_mode_get(), COW_RESHAPE_ALIAS,
-	    "a refused mode changes nothing");
-	TT_FAILS(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, &prev),
-	    COW_ENOTSUP, "COW_RESHAPE_WARN");
-	cr_assert_eq(prev, COW_RESHAPE_ALIAS, "previous untouched on error");
-	cr_assert_eq(cow_reshape_mode_get_thread(), COW_RESHAPE_INHERIT);
-	TT_FAILS(cow_reshape_mode_set(COW_RESHAPE_INHERIT), COW_EINVAL,
-	    "-1");
+	TT_OK(cow_reshape_mode_set(COW_RESHAPE_WARN));
+	cr_assert_eq(cow_reshape_mode_get(), COW_RESHAPE_WARN);
+	cr_assert_eq(cow_reshape_mode_effective(), COW_RESHAPE_WARN);
 	TT_FAILS(cow_reshape_mode_set((cow_reshape_mode_t)7), COW_EINVAL,
 	    "7");
-	TT_FAILS(cow_reshape_mode_set_thread((cow_reshape_mode_t)-2, NULL),
+	cr_assert_eq(cow_reshape_mode_get(), COW_RESHAPE_WARN,
+	    "a refused mode changes nothing");
+	TT_OK(cow_reshape_mode_set(COW_RESHAPE_ALIAS));
+	TT_FAILS(cow_reshape_mode_set_thread((cow_reshape_mode_t)-2, &prev),
 	    COW_EINVAL, "-2");
+	cr_assert_eq(prev, COW_RESHAPE_ALIAS, "previous untouched on error");
+	cr_assert_eq(cow_reshape_mode_get_thread(), COW_RESHAPE_INHERIT);
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, &prev));
+	cr_assert_eq(prev, COW_RESHAPE_INHERIT);
+	cr_assert_eq(cow_reshape_mode_effective(), COW_RESHAPE_WARN);
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL));
+	TT_FAILS(cow_reshape_mode_set(COW_RESHAPE_INHERIT), COW_EINVAL,
+	    "-1");
+	TT_FAILS(cow_reshape_mode_set((cow_reshape_mode_t)3), COW_EINVAL,
+	    "3");
 
 	TT_OK(cow_reshape_mode_set(COW_RESHAPE_LAZY_COPY));
 	cr_assert_eq(cow_reshape_mode_effective(), COW_RESHAPE_LAZY_COPY);

@@ -1,0 +1,251 @@
+/*
+ * shadow.c - the reshape-alias simulation (seed 002, "Backwards
+ * incompatibility"; docs/reshape.md): the access checks, the policy, the
+ * warning handler, the simulated lazy copy and the introspection API.
+ *
+ * The rule: a write through one shadow set followed by a read or a write
+ * through a different shadow set that shares the physical storage is
+ * reported. A write bumps the storage's physical generation and sets the
+ * writer's shadow generation to the new value; any access whose shadow
+ * generation differs from the physical one therefore follows a write
+ * through another set. Reads are checked too (the seed's prototype could
+ * check only writes; our const/mutable split sees every read).
+ *
+ * Concurrency: generations are relaxed atomics. They publish nothing, and
+ * a write through a storage is serialised by the user against every other
+ * use of that storage (storage.h), so a check never races with a bump of
+ * the same storage; accesses to different storages touch different
+ * counters. The warn-once claim is a compare-and-swap, because concurrent
+ * reads of one storage may both find it out of sync. The handler is
+ * protected by a reader/writer lock: calls share it, cow_shadow_handler_set
+ * takes it exclusively, so no call of an old handler outlives the switch.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "core/sync.h"
+#include "tensor/shadow.h"
+
+/* Synchronization: atomic (relaxed; cow__counter_*), like the reshape
+ * mode: it publishes no data. */
+static uint64_t cow_shadow_policy = COW_SHADOW_WARN_ONCE;
+
+/* The handler and its context. Synchronization: cow_shadow_handler_lock
+ * (shared while a handler runs, exclusive to change them). */
+static pthread_rwlock_t cow_shadow_handler_lock = PTHREAD_RWLOCK_INITIALIZER;
+static cow_shadow_handler_fn cow_shadow_handler = cow_shadow_default_handler;
+static void *cow_shadow_handler_ctx;
+
+#define COW__PTHREAD(call)                                                  \
+	do {                                                                \
+		if ((call) != 0)                                            \
+			cow__die(#call);                                    \
+	} while (0)
+
+static const char *
+cow_shadow_kind_str(cow_shadow_kind_t kind)
+{
+	return kind == COW_SHADOW_READ_AFTER_WRITE ? "read-after-write" :
+	    "write-after-write";
+}
+
+cow_status_t
+cow_shadow_policy_set(cow_shadow_policy_t policy)
+{
+	switch (policy) {
+	case COW_SHADOW_WARN_ONCE:
+	case COW_SHADOW_WARN_ALWAYS:
+	case COW_SHADOW_ERROR:
+		cow__counter_store(&cow_shadow_policy, (uint64_t)policy);
+		return COW_OK;
+	}
+	return cow__error(COW_EINVAL, __func__, "invalid shadow policy %d",
+	    (int)policy);
+}
+
+cow_shadow_policy_t
+cow_shadow_policy_get(void)
+{
+	return (cow_shadow_policy_t)cow__counter_load(&cow_shadow_policy);
+}
+
+void
+cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx)
+{
+	COW__PTHREAD(pthread_rwlock_wrlock(&cow_shadow_handler_lock));
+	cow_shadow_handler = fn != NULL ? fn : cow_shadow_default_handler;
+	cow_shadow_handler_ctx = fn != NULL ? ctx : NULL;
+	COW__PTHREAD(pthread_rwlock_unlock(&cow_shadow_handler_lock));
+}
+
+void
+cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx)
+{
+	COW__PTHREAD(pthread_rwlock_rdlock(&cow_shadow_handler_lock));
+	if (fn != NULL)
+		*fn = cow_shadow_handler;
+	if (ctx != NULL)
+		*ctx = cow_shadow_handler_ctx;
+	COW__PTHREAD(pthread_rwlock_unlock(&cow_shadow_handler_lock));
+}
+
+void
+cow_shadow_default_handler(const cow_shadow_event_t *event, void *ctx)
+{
+	(void)ctx;
+	/* One fprintf: one line, not interleaved with other threads'. */
+	fprintf(stderr, "cowstore: warning: %s: %s through another reshape "
+	    "alias of storage %p (physical generation %" PRIu64 ", shadow "
+	    "generation %" PRIu64 "): the result depends on reshape returning "
+	    "a view, not a lazy copy\n", event->func,
+	    cow_shadow_kind_str(event->kind), (const void *)event->storage,
+	    event->physical_generation, event->shadow_generation);
+}
+
+/* The effective shadow: the tensor's own, else its storage's default. */
+static cow__shadow_t *
+cow_shadow_of(const cow_tensor_t *t)
+{
+	return t->shadow != NULL ? t->shadow :
+	    cow__storage_default_shadow(t->storage);
+}
+
+/* Report an out-of-sync access as @policy says: COW_EALIASING under
+ * COW_SHADOW_ERROR, else maybe call the handler and return COW_OK. */
+static cow_status_t
+cow_shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
+    uint64_t physical, uint64_t generation, cow_shadow_policy_t policy,
+    const char *func)
+{
+	cow_shadow_event_t ev;
+
+	if (policy == COW_SHADOW_ERROR)
+		return cow__error(COW_EALIASING, func, "%s through another "
+		    "reshape alias of storage %p (physical generation %" PRIu64
+		    ", shadow generation %" PRIu64 "): refused under "
+		    "COW_SHADOW_ERROR", cow_shadow_kind_str(kind),
+		    (void *)t->storage, physical, generation);
+	if (policy == COW_SHADOW_WARN_ONCE &&
+	    !cow__storage_warn_claim(t->storage))
+		return COW_OK;
+	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
+	    generation};
+	COW__PTHREAD(pthread_rwlock_rdlock(&cow_shadow_handler_lock));
+	cow_shadow_handler(&ev, cow_shadow_handler_ctx);
+	COW__PTHREAD(pthread_rwlock_unlock(&cow_shadow_handler_lock));
+	return COW_OK;
+}
+
+cow_status_t
+cow__shadow_check_read(const cow_tensor_t *t, const char *func)
+{
+	cow__shadow_t *sh = cow_shadow_of(t);
+	uint64_t physical = cow__storage_generation(t->storage);
+	uint64_t generation = cow__shadow_generation(sh);
+
+	if (generation == physical)
+		return COW_OK;
+	return cow_shadow_report(t, COW_SHADOW_READ_AFTER_WRITE, physical,
+	    generation, cow_shadow_policy_get(), func);
+}
+
+cow_status_t
+cow__shadow_check_write(const cow_tensor_t *t, struct cow__shadow_write *w,
+    const char *func)
+{
+	cow__shadow_t *sh = cow_shadow_of(t);
+
+	w->physical = cow__storage_generation(t->storage);
+	w->generation = cow__shadow_generation(sh);
+	w->policy = cow_shadow_policy_get();
+	if (w->generation != w->physical && w->policy == COW_SHADOW_ERROR)
+		return cow_shadow_report(t, COW_SHADOW_WRITE_AFTER_WRITE,
+		    w->physical, w->generation, w->policy, func);
+	w->shadow = sh;
+	return COW_OK;
+}
+
+void
+cow__shadow_commit_write(cow_tensor_t *t, const struct cow__shadow_write *w,
+    const char *func)
+{
+	if (w->generation != w->physical)
+		(void)cow_shadow_report(t, COW_SHADOW_WRITE_AFTER_WRITE,
+		    w->physical, w->generation, w->policy, func);
+	/* The writer's set is now the one in sync with the data. */
+	cow__shadow_generation_set(w->shadow,
+	    cow__storage_generation_bump(t->storage));
+}
+
+cow_status_t
+cow__shadow_fork(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    const int64_t *strides, cow_tensor_t **out, const char *func)
+{
+	cow_allocator_t *alloc = cow__tensor_allocator(t);
+	cow__shadow_t *fresh = NULL, *own;
+	cow_tensor_t *r;
+
+	/* Allocate everything first: a failure leaves the storage unshadowed
+	 * if it was. */
+	if (cow__storage_default_shadow(t->storage) == NULL &&
+	    (fresh = cow__shadow_new(alloc, 0, func)) == NULL)
+		return COW_ENOMEM;
+	if ((r = cow__tensor_alloc(alloc, func)) == NULL) {
+		cow__shadow_release(fresh);
+		return COW_ENOMEM;
+	}
+	if ((own = cow__shadow_new(alloc, 0, func)) == NULL) {
+		cow__tensor_free(r);
+		cow__shadow_release(fresh);
+		return COW_ENOMEM;
+	}
+	/* The physical generation stays 0 until a default shadow exists, so
+	 * a first default shadow starts in sync at 0. */
+	if (fresh != NULL)
+		(void)cow__storage_default_shadow_install(t->storage, fresh);
+	/* A lazy copy starts with the data as it is now: in sync. */
+	cow__shadow_generation_set(own, cow__storage_generation(t->storage));
+	cow_storage_retain(t->storage);
+	cow__tensor_init(r, t->storage, t->dtype, ndim, sizes, strides,
+	    t->offset);
+	r->shadow = own;
+	*out = r;
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_physical_generation(const cow_storage_t *storage, uint64_t *out)
+{
+	COW__CHECK_NOT_NULL(storage);
+	COW__CHECK_NOT_NULL(out);
+	*out = cow__storage_default_shadow(storage) == NULL ?
+	    COW_GENERATION_NONE : cow__storage_generation(storage);
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_shadow_generation(const cow_tensor_t *t, uint64_t *out)
+{
+	cow__shadow_t *sh;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	sh = cow_shadow_of(t);
+	*out = sh == NULL ? COW_GENERATION_NONE : cow__shadow_generation(sh);
+	return COW_OK;
+}
+
+bool
+cow_tensor_shares_shadow(const cow_tensor_t *a, const cow_tensor_t *b)
+{
+	if (a == NULL || b == NULL)
+		return false;
+	/* Two null shadows: both are their storage's default, allocated or
+	 * not. */
+	if (a->shadow == NULL && b->shadow == NULL)
+		return a->storage == b->storage;
+	return cow_shadow_of(a) == cow_shadow_of(b);
+}
