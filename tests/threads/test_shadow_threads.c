@@ -1,0 +1,297 @@
+/*
+ * The reshape-alias simulation across threads (COW_RESHAPE_WARN,
+ * cowstore/shadow.h), under the warn-always policy:
+ *
+ * - own_storages: each thread writes and reads tensors of its own storage
+ *   (T, a view of it, and U = reshape(T) in warn mode): no false warning,
+ *   exact generations; then a write through U warns exactly once, for that
+ *   thread's storage only.
+ * - shared_forks: threads reshape one shared tensor at once in warn mode
+ *   (racing to install its storage's default shadow) and read it: every
+ *   result gets its own shadow, nobody warns, generations stay 0.
+ * - handler_switch: threads keep warning while the main thread switches the
+ *   handler back and forth: every warning reaches exactly one handler.
+ *
+ * A plain executable (not Criterion) so it also runs under TSan.
+ * Prints "N passed, N failed"; exits non-zero on any failure.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+#include "cow_test.h"
+
+#define THREADS 4
+#define ROUNDS 300
+#define FORK_ROUNDS 100
+#define SWITCHES 200
+#define N 256
+
+static atomic_int failures, passes;
+static pthread_barrier_t start;
+
+/* Warnings per storage of part own_storages: storages[i] is thread i's. */
+static const cow_storage_t *storages[THREADS];
+static atomic_int warnings[THREADS + 1]; /* [THREADS]: unknown storage */
+
+static void
+check(int id, bool ok, const char *what)
+{
+	if (ok) {
+		atomic_fetch_add(&passes, 1);
+		return;
+	}
+	if (atomic_fetch_add(&failures, 1) < 10)
+		fprintf(stderr, "thread %d: %s (%s)\n", id, what,
+		    cow_last_error());
+}
+
+static void
+count_by_storage(const cow_shadow_event_t *e, void *ctx)
+{
+	int i = 0;
+
+	(void)ctx;
+	while (i < THREADS && storages[i] != e->storage)
+		i++;
+	atomic_fetch_add(&warnings[i], 1);
+}
+
+static uint64_t
+pgen(const cow_tensor_t *t)
+{
+	uint64_t g = 12345;
+
+	(void)cow_storage_physical_generation(cow_tensor_storage(t), &g);
+	return g;
+}
+
+static uint64_t
+sgen(const cow_tensor_t *t)
+{
+	uint64_t g = 12345;
+
+	(void)cow_tensor_shadow_generation(t, &g);
+	return g;
+}
+
+static double
+sum_of(const cow_tensor_t *t)
+{
+	cow_tensor_t *s;
+	double v = -1;
+
+	if (cow_tensor_sum(t, &s) != COW_OK)
+		return -2;
+	(void)cow_tensor_get_f64(s, NULL, &v);
+	cow_tensor_release(s);
+	return v;
+}
+
+static cow_tensor_t *
+reshape_warn(cow_tensor_t *t, int ndim, const int64_t *sizes)
+{
+	cow_tensor_t *r;
+
+	if (cow_reshape_mode_set_thread(COW_RESHAPE_WARN, NULL) != COW_OK ||
+	    cow_tensor_reshape(t, ndim, sizes, &r) != COW_OK)
+		abort();
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+
+static void *
+own_storage_worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	cow_tensor_t *t, *u, *v;
+	uint64_t writes = 0;
+
+	if (cow_tensor_full(COW_DTYPE_FLOAT64, 1, (int64_t[]){N}, 0, NULL,
+	    &t) != COW_OK)
+		abort();
+	u = reshape_warn(t, 2, (int64_t[]){16, N / 16});
+	if (cow_tensor_narrow(t, 0, 8, 8, &v) != COW_OK)
+		abort();
+	storages[id] = cow_tensor_storage(t);
+	pthread_barrier_wait(&start);
+	for (int r = 0; r < ROUNDS; r++) {
+		check(id, cow_tensor_add_scalar_(t, 1) == COW_OK, "T += 1");
+		check(id, cow_tensor_fill_(v, r) == COW_OK, "fill V");
+		writes += 2;
+		check(id, sum_of(v) == 8.0 * r, "sum of V");
+		check(id, sum_of(t) == (N - 8) * (r + 1.0) + 8.0 * r,
+		    "sum of T");
+	}
+	check(id, pgen(t) == writes && sgen(t) == writes && sgen(v) == writes,
+	    "T's and V's generations count every write");
+	check(id, sgen(u) == 0, "U's generation did not move");
+	pthread_barrier_wait(&start);
+	/* Every thread is done: no warning anywhere yet. */
+	check(id, atomic_load(&warnings[id]) == 0, "a false warning");
+	check(id, atomic_load(&warnings[THREADS]) == 0, "unknown storage");
+	pthread_barrier_wait(&start);
+	check(id, cow_tensor_fill_(u, 1) == COW_OK, "write U");
+	check(id, atomic_load(&warnings[id]) == 1, "U's write warned once");
+	check(id, sum_of(t) == N, "T sees U's write (aliasing kept)");
+	check(id, atomic_load(&warnings[id]) == 2, "T's read after U's");
+	cow_tensor_release(v);
+	cow_tensor_release(u);
+	cow_tensor_release(t);
+	return NULL;
+}
+
+static void
+own_storages(void)
+{
+	pthread_t th[THREADS];
+
+	cow_shadow_handler_set(count_by_storage, NULL);
+	for (intptr_t i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, own_storage_worker, (void *)i);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < THREADS; i++)
+		check(-1, atomic_load(&warnings[i]) == 2,
+		    "warnings per storage");
+	check(-1, atomic_load(&warnings[THREADS]) == 0, "unknown storage");
+}
+
+/* ------------------------------------------------------------------ */
+
+static cow_tensor_t *shared_t;
+static cow_tensor_t *forks[THREADS];
+static atomic_int fork_warnings;
+
+static void
+count_all(const cow_shadow_event_t *e, void *ctx)
+{
+	(void)e;
+	atomic_fetch_add((atomic_int *)ctx, 1);
+}
+
+static void *
+fork_worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+
+	for (int r = 0; r < FORK_ROUNDS; r++) {
+		cow_tensor_t *u, *v;
+
+		pthread_barrier_wait(&start);
+		u = reshape_warn(shared_t, 2, (int64_t[]){N / 8, 8});
+		check(id, sum_of(shared_t) == N * (N - 1) / 2.0, "read T");
+		check(id, sum_of(u) == N * (N - 1) / 2.0, "read U");
+		if (cow_tensor_view(u, 1, (int64_t[]){N}, &v) != COW_OK)
+			abort();
+		check(id, cow_tensor_shares_shadow(u, v) &&
+		    !cow_tensor_shares_shadow(u, shared_t), "shadows");
+		check(id, sgen(u) == 0 && pgen(u) == 0, "generations");
+		cow_tensor_release(v);
+		forks[id] = u;
+		pthread_barrier_wait(&start);
+		/* The main thread checks and releases. */
+		pthread_barrier_wait(&start);
+	}
+	return NULL;
+}
+
+static void
+shared_forks(void)
+{
+	pthread_t th[THREADS];
+
+	pthread_barrier_destroy(&start);
+	pthread_barrier_init(&start, NULL, THREADS + 1);
+	cow_shadow_handler_set(count_all, &fork_warnings);
+	for (intptr_t i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, fork_worker, (void *)i);
+	for (int r = 0; r < FORK_ROUNDS; r++) {
+		if (cow_tensor_arange(COW_DTYPE_FLOAT64, N, NULL, &shared_t) !=
+		    COW_OK)
+			abort();
+		check(-1, pgen(shared_t) == COW_GENERATION_NONE, "fresh");
+		pthread_barrier_wait(&start);
+		pthread_barrier_wait(&start);
+		check(-1, pgen(shared_t) == 0 && sgen(shared_t) == 0,
+		    "one default shadow, in sync");
+		for (int i = 0; i < THREADS; i++)
+			for (int j = i + 1; j < THREADS; j++)
+				check(-1, !cow_tensor_shares_shadow(forks[i],
+				    forks[j]), "each fork has its own shadow");
+		for (int i = 0; i < THREADS; i++)
+			cow_tensor_release(forks[i]);
+		cow_tensor_release(shared_t);
+		pthread_barrier_wait(&start);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	check(-1, atomic_load(&fork_warnings) == 0, "no warning from reads");
+}
+
+/* ------------------------------------------------------------------ */
+
+#define WARN_WRITES 200
+
+static atomic_int handler_a, handler_b, switch_done;
+
+static void *
+switch_worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	cow_tensor_t *t, *u;
+
+	if (cow_tensor_full(COW_DTYPE_INT32, 1, (int64_t[]){64}, 0, NULL,
+	    &t) != COW_OK)
+		abort();
+	u = reshape_warn(t, 2, (int64_t[]){8, 8});
+	pthread_barrier_wait(&start);
+	/* After the first, every write follows one through the other set. */
+	for (int k = 0; k < WARN_WRITES; k++)
+		check(id, cow_tensor_fill_(k % 2 ? u : t, k) == COW_OK,
+		    "write");
+	cow_tensor_release(u);
+	cow_tensor_release(t);
+	atomic_fetch_add(&switch_done, 1);
+	return NULL;
+}
+
+static void
+handler_switch(void)
+{
+	pthread_t th[THREADS];
+	int s = 0;
+
+	pthread_barrier_destroy(&start);
+	pthread_barrier_init(&start, NULL, THREADS + 1);
+	cow_shadow_handler_set(count_all, &handler_a);
+	for (intptr_t i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, switch_worker, (void *)i);
+	pthread_barrier_wait(&start);
+	while (atomic_load(&switch_done) < THREADS || s < SWITCHES) {
+		cow_shadow_handler_set(count_all,
+		    s % 2 ? &handler_a : &handler_b);
+		s++;
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	check(-1, atomic_load(&handler_a) + atomic_load(&handler_b) ==
+	    THREADS * (WARN_WRITES - 1), "every warning reached a handler");
+}
+
+int
+main(void)
+{
+	if (cow_shadow_policy_set(COW_SHADOW_WARN_ALWAYS) != COW_OK)
+		return 2;
+	pthread_barrier_init(&start, NULL, THREADS);
+	own_storages();
+	shared_forks();
+	handler_switch();
+	cow_shadow_handler_set(NULL, NULL);
+	pthread_barrier_destroy(&start);
+	printf("%d passed, %d failed\n", atomic_load(&passes),
+	    atomic_load(&failures));
+	return atomic_load(&failures) == 0 ? 0 : 1;
+}
