@@ -63,5 +63,6 @@ struct cow_allocator_s *bench_allocator(void);
 extern const struct bench bench_storage_table[];
 extern const struct bench bench_contention_table[];
 extern const struct bench bench_tensor_table[];
+extern const struct bench bench_shadow_table[];
 
 #endif
