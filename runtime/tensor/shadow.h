@@ -45,10 +45,12 @@ cow__shadow_active(const cow_tensor_t *t)
 #endif
 }
 
-/* Out of line: the slow paths of the functions below. */
-cow_status_t cow__shadow_check_read(const cow_tensor_t *t, const char *func);
-cow_status_t cow__shadow_check_write(const cow_tensor_t *t,
-    struct cow__shadow_write *w, const char *func);
+/* Out of line: the slow paths of the functions below. Cold: the block that
+ * leads to them is laid out off the access paths' straight line. */
+__attribute__((cold)) cow_status_t cow__shadow_check_read(
+    const cow_tensor_t *t, const char *func);
+__attribute__((cold)) cow_status_t cow__shadow_check_write(
+    const cow_tensor_t *t, struct cow__shadow_write *w, const char *func);
 void cow__shadow_commit_write(cow_tensor_t *t,
     const struct cow__shadow_write *w, const char *func);
 
