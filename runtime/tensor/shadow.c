@@ -105,11 +105,14 @@ cow_shadow_default_handler(const cow_shadow_event_t *event, void *ctx)
 	    event->physical_generation, event->shadow_generation);
 }
 
-/* The effective shadow: the tensor's own, else its storage's default. */
+/* The effective shadow: the tensor's own, else its storage's default.
+ * NULL for a tensor without a storage (functionalized tensors have none). */
 static cow__shadow_t *
 cow_shadow_of(const cow_tensor_t *t)
 {
-	return t->shadow != NULL ? t->shadow :
+	if (t->shadow != NULL)
+		return t->shadow;
+	return t->storage == NULL ? NULL :
 	    cow__storage_default_shadow(t->storage);
 }
 
@@ -246,6 +249,6 @@ cow_tensor_shares_shadow(const cow_tensor_t *a, const cow_tensor_t *b)
 	/* Two null shadows: both are their storage's default, allocated or
 	 * not. */
 	if (a->shadow == NULL && b->shadow == NULL)
-		return a->storage == b->storage;
+		return a->storage != NULL && a->storage == b->storage;
 	return cow_shadow_of(a) == cow_shadow_of(b);
 }
