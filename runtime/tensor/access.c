@@ -114,10 +114,12 @@ cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
 			return cow__error(COW_ERANGE, func,
 			    "index %lld out of range for dim %d of size %lld",
 			    (long long)i, d, (long long)n);
-		if (i < 0)
-			i += n;
-		off += i * t->strides[d];
 	}
+	/* Every index is in range, so the tensor has elements and the offset
+	 * lies inside its storage (an empty tensor's strides may be huge). */
+	for (int d = 0; d < t->ndim; d++)
+		off += (index[d] < 0 ? index[d] + t->sizes[d] : index[d]) *
+		    t->strides[d];
 	*out = off * (int64_t)t->itemsize;
 	return COW_OK;
 }

@@ -657,3 +657,20 @@ Test(views, huge_stride_on_size_one_dimension)
 	cow_tensor_release(v);
 	cow_tensor_release(t);
 }
+
+/* Fuzz finding: an index into an empty tensor with huge strides is refused
+ * (some dimension has size 0) before any offset arithmetic. */
+Test(views, index_into_empty_with_huge_strides)
+{
+	const int64_t sz[3] = {6, 0, INT64_MAX};
+	cow_tensor_t *t;
+	double x;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT32, 3, sz, NULL, &t));
+	cr_assert_eq(cow_tensor_strides(t)[0], INT64_MAX);
+	cr_assert_eq(cow_tensor_get_f64(t, (int64_t[]){4, 0, 0}, &x),
+	    COW_ERANGE);
+	cr_assert_eq(cow_tensor_set_f64(t, (int64_t[]){5, 0, 1}, 1.0),
+	    COW_ERANGE);
+	cow_tensor_release(t);
+}
