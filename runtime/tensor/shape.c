@@ -77,6 +77,10 @@ cow__shape_numel(int ndim, const int64_t *sizes)
 {
 	int64_t n = 1;
 
+	/* An empty shape may have huge sizes besides its 0. */
+	for (int d = 0; d < ndim; d++)
+		if (sizes[d] == 0)
+			return 0;
 	for (int d = 0; d < ndim; d++)
 		n *= sizes[d];
 	return n;

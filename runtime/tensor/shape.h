@@ -26,7 +26,8 @@ const char *cow__shape_str(char *buf, int ndim, const int64_t *sizes);
 cow_status_t cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
     int64_t *numel, size_t *nbytes, const char *func);
 
-/* Product of sizes (the caller knows it does not overflow). */
+/* Product of sizes: 0 when a size is 0 (the others may then be huge);
+ * otherwise the caller knows the product fits. */
 int64_t cow__shape_numel(int ndim, const int64_t *sizes);
 
 /*

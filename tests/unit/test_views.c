@@ -674,3 +674,18 @@ Test(views, index_into_empty_with_huge_strides)
 	    COW_ERANGE);
 	cow_tensor_release(t);
 }
+
+/* Fuzz finding: the element count of a view of an empty tensor whose
+ * 0 comes after huge sizes (a permutation here) is 0, with no overflow. */
+Test(views, permuted_empty_with_huge_sizes)
+{
+	const int64_t sz[3] = {0, 3, INT64_MAX};
+	cow_tensor_t *t, *p;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_UINT8, 3, sz, NULL, &t));
+	TT_OK(cow_tensor_permute(t, 3, (int[]){1, 2, 0}, &p));
+	cr_assert_eq(cow_tensor_numel(p), 0);
+	tt_assert_shape(p, 3, (int64_t[]){3, INT64_MAX, 0});
+	cow_tensor_release(p);
+	cow_tensor_release(t);
+}
