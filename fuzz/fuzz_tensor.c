@@ -1499,6 +1499,14 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 				r.sizes[d] = 1;
 			else
 				remove_dim(&r, d);
+			/* Reducing the only 0-size dimension of an empty
+			 * tensor may leave huge sizes. */
+			n = tm_numel(&r);
+			if (n < 0 || (i128)n * (i128)tm_dtype_size(rdt) >
+			    (i128)COW_STORAGE_MAX_NBYTES)
+				errors |= S(COW_EOVERFLOW);
+			else if (n * tm_dtype_size(rdt) > (int64_t)CAP_BYTES)
+				errors |= S(COW_ENOMEM);
 		}
 		st = cow_tensor_sum_dim(z->h[a], dim, keepdim, &t);
 		break;

@@ -116,7 +116,8 @@ COW_API cow_status_t cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out);
 /**
  * cow_tensor_sum_dim - the sum over dimension @dim (negative counts from
  * the end); @keepdim keeps it with size 1. Dtype as cow_tensor_sum().
- * Errors: COW_ERANGE (dim).
+ * Errors: COW_ERANGE (dim); COW_EOVERFLOW (the result's element count
+ * overflows: @a is empty only through dimension @dim, its others are huge).
  */
 COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
     bool keepdim, cow_tensor_t **out);
