@@ -12,6 +12,7 @@
 #include "tensor.h"
 #include "ops.h"
 #include "maybe_owned.h"
+#include "functional.h"
 #include "shadow.h"
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "functional/dispatch.h"
 #include "tensor/dtype.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
@@ -15,6 +16,13 @@ cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
 	COW__CHECK_NOT_NULL(out);
+	if (cow__fn_creating()) {
+		cow_tensor_t *plain = NULL;
+		cow_status_t fst = cow_tensor_empty(dtype, ndim, sizes,
+		    allocator, &plain);
+
+		return cow__fn_adopt(fst, plain, out, __func__);
+	}
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
 	    __func__);
 }
@@ -24,6 +32,13 @@ cow_tensor_zeros(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
 	COW__CHECK_NOT_NULL(out);
+	if (cow__fn_creating()) {
+		cow_tensor_t *plain = NULL;
+		cow_status_t fst = cow_tensor_zeros(dtype, ndim, sizes,
+		    allocator, &plain);
+
+		return cow__fn_adopt(fst, plain, out, __func__);
+	}
 	/* New storages are zero-filled (cow_storage_new), and all-zero bytes
 	 * are 0 in every dtype. */
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
@@ -38,6 +53,13 @@ cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	cow_status_t st;
 
 	COW__CHECK_NOT_NULL(out);
+	if (cow__fn_creating()) {
+		cow_tensor_t *plain = NULL;
+		cow_status_t fst = cow_tensor_full(dtype, ndim, sizes, value,
+		    allocator, &plain);
+
+		return cow__fn_adopt(fst, plain, out, __func__);
+	}
 	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
 	    __func__)) != COW_OK)
 		return st;
@@ -58,6 +80,13 @@ cow_tensor_arange(cow_dtype_t dtype, int64_t n, cow_allocator_t *allocator,
 	char *p;
 
 	COW__CHECK_NOT_NULL(out);
+	if (cow__fn_creating()) {
+		cow_tensor_t *plain = NULL;
+		cow_status_t fst = cow_tensor_arange(dtype, n, allocator,
+		    &plain);
+
+		return cow__fn_adopt(fst, plain, out, __func__);
+	}
 	if (n < 0)
 		return cow__error(COW_EINVAL, __func__,
 		    "n %lld is negative", (long long)n);
@@ -87,6 +116,13 @@ cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	char *p;
 
 	COW__CHECK_NOT_NULL(out);
+	if (cow__fn_creating()) {
+		cow_tensor_t *plain = NULL;
+		cow_status_t fst = cow_tensor_from_data(dtype, ndim, sizes,
+		    data, allocator, &plain);
+
+		return cow__fn_adopt(fst, plain, out, __func__);
+	}
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), &numel,
 	    &nbytes, __func__)) != COW_OK)
@@ -119,6 +155,13 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 
 	COW__CHECK_NOT_NULL(storage);
 	COW__CHECK_NOT_NULL(out);
+	if (cow__fn_creating()) {
+		cow_tensor_t *plain = NULL;
+		cow_status_t fst = cow_tensor_from_storage(storage, dtype,
+		    ndim, sizes, strides, offset, &plain);
+
+		return cow__fn_adopt(fst, plain, out, __func__);
+	}
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
 	    NULL, __func__)) != COW_OK)

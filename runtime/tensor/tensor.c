@@ -7,6 +7,7 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
+#include "functional/dispatch.h"
 #include "storage/shadow.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
@@ -40,6 +41,7 @@ cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
 	t->storage = storage;
 	t->shadow = NULL;
 	t->borrows = NULL;
+	t->fn = NULL;
 	for (int d = 0; d < ndim; d++)
 		t->sizes[d] = sizes[d];
 	if (strides != NULL)
@@ -152,6 +154,8 @@ cow_tensor_release(cow_tensor_t *t)
 	if (t == NULL || !cow__ref_put(&t->refs))
 		return;
 	cow__borrow_check_release(t);
+	if (t->fn != NULL)
+		cow__fn_tensor_destroy(t);
 	cow__shadow_release(t->shadow);
 	cow_storage_release(t->storage);
 	cow__tensor_free(t);

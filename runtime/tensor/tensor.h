@@ -19,6 +19,7 @@
 #include "core/sync.h"
 
 struct cow__borrow;
+struct cow__fn;
 struct cow__shadow;
 
 struct cow_tensor_s {
@@ -45,6 +46,14 @@ struct cow_tensor_s {
 	 * maybe_owned.c.
 	 */
 	struct cow__borrow *borrows;
+	/*
+	 * Functionalization state (functional/functional.h): NULL for a plain
+	 * tensor. When set, the tensor has no storage (NULL), every op goes
+	 * to the layer (functional/dispatch.h), and the layout below is its
+	 * place in its alias group's base; cow_functional_transpose_() may
+	 * change it. Synchronization: the user serialises uses of the group.
+	 */
+	struct cow__fn *fn;
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
 	int64_t strides[COW_TENSOR_MAX_NDIM]; /* in elements, >= 0 */
 };

@@ -8,6 +8,7 @@
  * that are never applied. An empty view keeps its base's offset.
  */
 #include "core/error.h"
+#include "functional/dispatch.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -67,6 +68,8 @@ cow_tensor_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_status_t st;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_view(t, ndim, sizes, out);
 	if ((st = cow__shape_infer(t->numel, ndim, sizes, l.sizes, __func__)) !=
 	    COW_OK)
 		return st;
@@ -95,6 +98,8 @@ cow_tensor_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
 	int d;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_select(t, dim, index, out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	if (index < -t->sizes[d] || index >= t->sizes[d])
@@ -128,6 +133,8 @@ cow_tensor_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
 	int d;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_slice(t, dim, start, end, step, out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	if (step <= 0)
@@ -156,6 +163,8 @@ cow_tensor_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
 	int d;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_narrow(t, dim, start, length, out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	size = t->sizes[d];
@@ -187,6 +196,8 @@ cow_tensor_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
 	int64_t x;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_transpose(t, dim0, dim1, out);
 	if ((st = cow__wrap_dim(dim0, t->ndim, &a, __func__)) != COW_OK ||
 	    (st = cow__wrap_dim(dim1, t->ndim, &b, __func__)) != COW_OK)
 		return st;
@@ -209,6 +220,8 @@ cow_tensor_permute(cow_tensor_t *t, int ndim, const int *dims,
 	cow_status_t st;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_permute(t, ndim, dims, out);
 	if (ndim != t->ndim)
 		return cow__error(COW_ESHAPE, __func__,
 		    "%d dims given for a tensor with %d dimensions", ndim,
@@ -240,6 +253,8 @@ cow_tensor_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	int d;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_unsqueeze(t, dim, out);
 	if (t->ndim == COW_TENSOR_MAX_NDIM)
 		return cow__error(COW_ERANGE, __func__,
 		    "the tensor already has the maximum of %d dimensions",
@@ -267,6 +282,8 @@ cow_tensor_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	int d;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_squeeze(t, dim, out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	cow_layout_of(t, &l);
@@ -281,6 +298,8 @@ cow_tensor_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
 	struct cow_layout l;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_squeeze_all(t, out);
 	cow_layout_of(t, &l);
 	for (int d = l.ndim - 1; d >= 0; d--)
 		if (l.sizes[d] == 1)
@@ -298,6 +317,8 @@ cow_tensor_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	int lead;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_expand(t, ndim, sizes, out);
 	if (ndim < t->ndim || ndim > COW_TENSOR_MAX_NDIM)
 		return cow__error(COW_ERANGE, __func__,
 		    "ndim %d out of range [%d, %d]", ndim, t->ndim,
@@ -349,6 +370,8 @@ cow_tensor_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
 	int a, b;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_diagonal(t, offset, dim1, dim2, out);
 	if ((st = cow__wrap_dim(dim1, t->ndim, &a, __func__)) != COW_OK ||
 	    (st = cow__wrap_dim(dim2, t->ndim, &b, __func__)) != COW_OK)
 		return st;
@@ -384,6 +407,9 @@ cow_tensor_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_status_t st;
 
 	COW_VIEW_ARGS(t, out);
+	if (COW__FN_ON(t))
+		return cow__fn_as_strided(t, ndim, sizes, strides,
+		    storage_offset, out);
 	if ((st = cow__shape_check(ndim, sizes, t->itemsize, NULL, NULL,
 	    __func__)) != COW_OK)
 		return st;

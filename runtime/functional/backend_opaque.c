@@ -1,0 +1,453 @@
+/*
+ * backend_opaque.c - a test backend that cannot alias (think of a texture
+ * API or a compiler IR): a value is a contiguous row-major buffer that the
+ * value owns. There are no strides, no views and no sharing: every op reads
+ * whole buffers and returns a new one. It declares that it needs
+ * functionalization, so every program on it goes through the layer.
+ *
+ * Its kernels are written here from the contracts of ops.h (index
+ * arithmetic over row-major buffers), independently of the strided
+ * kernels, so that running a program three ways compares two
+ * implementations. Only the element conversions (dtype.h) and shape
+ * helpers are shared.
+ */
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "functional/functional.h"
+#include "tensor/dtype.h"
+#include "tensor/kernels.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+/* A new value with an uninitialised buffer for its shape. */
+static cow_status_t
+cow_o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, struct cow__fval **out, const char *func)
+{
+	struct cow__fval *v = cow__fval_new(&cow__backend_opaque, alloc, dtype,
+	    ndim, sizes, func);
+
+	if (v == NULL)
+		return COW_ENOMEM;
+	v->nbytes = (size_t)v->numel * v->itemsize;
+	if (v->nbytes > 0 &&
+	    (v->data = cow__alloc(alloc, v->nbytes, func)) == NULL) {
+		cow__fval_free_struct(v);
+		return COW_ENOMEM;
+	}
+	*out = v;
+	return COW_OK;
+}
+
+/* Row-major odometer over @sizes; false after the last index. */
+static bool
+cow_next(int ndim, const int64_t *sizes, int64_t *idx)
+{
+	for (int d = ndim - 1; d >= 0; d--) {
+		if (++idx[d] < sizes[d])
+			return true;
+		idx[d] = 0;
+	}
+	return false;
+}
+
+static int64_t
+cow_dot(int ndim, const int64_t *idx, const int64_t *strides)
+{
+	int64_t off = 0;
+
+	for (int d = 0; d < ndim; d++)
+		off += idx[d] * strides[d];
+	return off;
+}
+
+static cow_status_t
+cow_o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
+    struct cow__fval **out, const char *func)
+{
+	int64_t idx[COW__FN_MAXD] = {0};
+	struct cow__fval *v;
+	const char *p;
+	cow_status_t st;
+
+	(void)be;
+	if ((st = cow_o_new(cow__tensor_allocator(t), t->dtype, t->ndim,
+	    t->sizes, &v, func)) != COW_OK)
+		return st;
+	if (v->numel > 0) {
+		if ((st = cow__tensor_read_data(t, &p, func)) != COW_OK) {
+			cow__fval_release(v);
+			return st;
+		}
+		for (int64_t k = 0; k < v->numel; k++) {
+			memcpy(v->data + k * (int64_t)v->itemsize,
+			    p + cow_dot(t->ndim, idx, t->strides) *
+			    (int64_t)t->itemsize, v->itemsize);
+			cow_next(t->ndim, t->sizes, idx);
+		}
+	}
+	if (owned)
+		cow_tensor_release(t);
+	*out = v;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *t;
+	cow_status_t st;
+	char *p;
+
+	if ((st = cow__tensor_new_contiguous(v->dtype, v->ndim, v->sizes,
+	    v->alloc, &t, func)) != COW_OK)
+		return st;
+	if (v->numel > 0) {
+		if ((st = cow__tensor_write_data(t, &p, func)) != COW_OK) {
+			cow_tensor_release(t);
+			return st;
+		}
+		memcpy(p, v->data, v->nbytes);
+	}
+	*out = t;
+	return COW_OK;
+}
+
+static bool
+cow_o_canonical(const struct cow__fval *v)
+{
+	(void)v;
+	return true;
+}
+
+/* Where step @s puts each of its elements in a row-major parent. */
+static void
+cow_o_step_layout(const struct cow__fn_step *s, struct cow__fn_layout *l)
+{
+	struct cow__fn_layout in;
+
+	cow__fn_layout_contiguous(&in, s->in_ndim, s->in_sizes);
+	cow__fn_step_layout(s, &in, l);
+}
+
+static cow_status_t
+cow_o_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+    struct cow__fval **out, const char *func)
+{
+	int64_t idx[COW__FN_MAXD] = {0};
+	struct cow__fn_layout l;
+	struct cow__fval *r;
+	cow_status_t st;
+	size_t is = in->itemsize;
+
+	cow_o_step_layout(s, &l);
+	if ((st = cow_o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r,
+	    func)) != COW_OK)
+		return st;
+	for (int64_t k = 0; k < r->numel; k++) {
+		memcpy(r->data + k * (int64_t)is, in->data +
+		    (l.offset + cow_dot(l.ndim, idx, l.strides)) * (int64_t)is,
+		    is);
+		cow_next(l.ndim, l.sizes, idx);
+	}
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+    struct cow__fval *src, struct cow__fval **out, const char *func)
+{
+	int64_t idx[COW__FN_MAXD] = {0};
+	struct cow__fn_layout l;
+	struct cow__fval *r;
+	cow_status_t st;
+	size_t is = parent->itemsize;
+
+	cow_o_step_layout(s, &l);
+	if ((st = cow_o_new(parent->alloc, parent->dtype, parent->ndim,
+	    parent->sizes, &r, func)) != COW_OK)
+		return st;
+	if (r->nbytes > 0)
+		memcpy(r->data, parent->data, r->nbytes);
+	for (int64_t k = 0; k < src->numel; k++) {
+		memcpy(r->data + (l.offset + cow_dot(l.ndim, idx, l.strides)) *
+		    (int64_t)is, src->data + k * (int64_t)is, is);
+		cow_next(l.ndim, l.sizes, idx);
+	}
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_full(const cow_backend_t *be, cow_allocator_t *alloc,
+    cow_dtype_t dtype, int ndim, const int64_t *sizes,
+    const struct cow__fn_scalar *x, struct cow__fval **out, const char *func)
+{
+	struct cow__fval *r;
+	cow__scalar_t v;
+	cow_status_t st;
+
+	(void)be;
+	if ((st = cow_o_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
+		return st;
+	if (x->is_int)
+		cow__store_i64(dtype, &v, x->i);
+	else
+		cow__store_f64(dtype, &v, x->f);
+	for (int64_t k = 0; k < r->numel; k++)
+		memcpy(r->data + k * (int64_t)r->itemsize, &v, r->itemsize);
+	*out = r;
+	return COW_OK;
+}
+
+/* Strides (elements) presenting the row-major value @v with the shape
+ * (@ndim, @sizes): 0 where it is broadcast. Validated by the layer. */
+static void
+cow_o_bstrides(const struct cow__fval *v, int ndim, const int64_t *sizes,
+    int64_t *out)
+{
+	int64_t own[COW__FN_MAXD];
+
+	cow__contiguous_strides(v->ndim, v->sizes, own);
+	(void)cow__broadcast_strides(v->ndim, v->sizes, own, ndim, sizes, out,
+	    "functional");
+}
+
+/* One element of @op over @dtype (ops.h: integers wrap, bool add is or,
+ * bool mul is and, floating ops round to the dtype). */
+static void
+cow_o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
+    const void *y)
+{
+	if (dtype == COW_DTYPE_BOOL) {
+		bool a = cow__load_i64(dtype, x) != 0;
+		bool b = cow__load_i64(dtype, y) != 0;
+
+		cow__store_i64(dtype, dst, op == COW__BINOP_ADD ? (a || b) :
+		    (a && b));
+	} else if (cow__dtype_is_float(dtype)) {
+		double a = cow__load_f64(dtype, x), b = cow__load_f64(dtype, y);
+
+		/* Exact in double, then one rounding to float32: the same as
+		 * float arithmetic for + and *. */
+		cow__store_f64(dtype, dst, op == COW__BINOP_ADD ? a + b : a * b);
+	} else {
+		uint64_t a = (uint64_t)cow__load_i64(dtype, x);
+		uint64_t b = (uint64_t)cow__load_i64(dtype, y);
+
+		cow__store_i64(dtype, dst, (int64_t)(op == COW__BINOP_ADD ?
+		    a + b : a * b));
+	}
+}
+
+static cow_status_t
+cow_o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
+    int ndim, const int64_t *sizes, struct cow__fval **out, const char *func)
+{
+	int64_t idx[COW__FN_MAXD] = {0}, as[COW__FN_MAXD], bs[COW__FN_MAXD];
+	struct cow__fval *r;
+	cow_status_t st;
+	int64_t is;
+
+	if ((st = cow_o_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
+	    COW_OK)
+		return st;
+	is = (int64_t)r->itemsize;
+	cow_o_bstrides(a, ndim, sizes, as);
+	cow_o_bstrides(b, ndim, sizes, bs);
+	for (int64_t k = 0; k < r->numel; k++) {
+		cow_o_apply(op, a->dtype, r->data + k * is,
+		    a->data + cow_dot(ndim, idx, as) * is,
+		    b->data + cow_dot(ndim, idx, bs) * is);
+		cow_next(ndim, sizes, idx);
+	}
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
+    struct cow__fval **out, const char *func)
+{
+	struct cow__fval *r;
+	cow__scalar_t v;
+	cow_status_t st;
+	int64_t is;
+
+	if ((st = cow_o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
+	    func)) != COW_OK)
+		return st;
+	is = (int64_t)r->itemsize;
+	cow__store_f64(a->dtype, &v, x);   /* the scalar in the dtype */
+	for (int64_t k = 0; k < r->numel; k++)
+		cow_o_apply(op, a->dtype, r->data + k * is, a->data + k * is,
+		    &v);
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
+{
+	struct cow__fval *r;
+	cow_status_t st;
+	int64_t is;
+
+	if ((st = cow_o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
+	    func)) != COW_OK)
+		return st;
+	is = (int64_t)r->itemsize;
+	for (int64_t k = 0; k < r->numel; k++) {
+		const char *x = a->data + k * is;
+
+		if (cow__dtype_is_float(a->dtype))
+			cow__store_f64(a->dtype, r->data + k * is,
+			    -cow__load_f64(a->dtype, x));
+		else
+			cow__store_i64(a->dtype, r->data + k * is, (int64_t)
+			    (0 - (uint64_t)cow__load_i64(a->dtype, x)));
+	}
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, struct cow__fval **out, const char *func)
+{
+	int64_t idx[COW__FN_MAXD] = {0}, ss[COW__FN_MAXD];
+	struct cow__fval *r;
+	cow_status_t st;
+
+	if ((st = cow_o_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
+	    COW_OK)
+		return st;
+	cow_o_bstrides(src, ndim, sizes, ss);
+	for (int64_t k = 0; k < r->numel; k++) {
+		cow__convert(dtype, r->data + k * (int64_t)r->itemsize,
+		    src->dtype, src->data + cow_dot(ndim, idx, ss) *
+		    (int64_t)src->itemsize);
+		cow_next(ndim, sizes, idx);
+	}
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
+    struct cow__fval **out, const char *func)
+{
+	int64_t idx[COW__FN_MAXD] = {0}, rs[COW__FN_MAXD], own[COW__FN_MAXD];
+	cow_dtype_t dt = cow__sum_dtype(a->dtype);
+	struct cow__fval *r;
+	cow_status_t st;
+	int k = 0;
+
+	if ((st = cow_o_new(a->alloc, dt, ndim, sizes, &r, func)) != COW_OK)
+		return st;
+	if (r->nbytes > 0)
+		memset(r->data, 0, r->nbytes);
+	/* Output position of each input dimension: 0 when reduced. */
+	cow__contiguous_strides(ndim, sizes, own);
+	for (int d = 0; d < a->ndim; d++) {
+		bool reduced = (mask >> d) & 1;
+		bool kept = reduced && ndim == a->ndim;
+
+		rs[d] = reduced ? 0 : own[k];
+		if (!reduced || kept)
+			k++;
+	}
+	/* Accumulate in input row-major order, in the result dtype (float32
+	 * rounds after every addition). */
+	for (int64_t n = 0; n < a->numel; n++) {
+		char *acc = r->data + cow_dot(a->ndim, idx, rs) *
+		    (int64_t)r->itemsize;
+		const char *x = a->data + n * (int64_t)a->itemsize;
+
+		if (cow__dtype_is_float(dt))
+			cow__store_f64(dt, acc, cow__load_f64(dt, acc) +
+			    cow__load_f64(a->dtype, x));
+		else
+			cow__store_i64(dt, acc, (int64_t)
+			    ((uint64_t)cow__load_i64(dt, acc) +
+			    (uint64_t)cow__load_i64(a->dtype, x)));
+		cow_next(a->ndim, a->sizes, idx);
+	}
+	*out = r;
+	return COW_OK;
+}
+
+static cow_status_t
+cow_o_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
+    const char *func)
+{
+	bool eq = a->ndim == b->ndim;
+	int64_t is = (int64_t)a->itemsize;
+
+	(void)func;
+	for (int d = 0; eq && d < a->ndim; d++)
+		eq = a->sizes[d] == b->sizes[d];
+	for (int64_t k = 0; eq && k < a->numel; k++) {
+		const char *x = a->data + k * is, *y = b->data + k * is;
+
+		if (cow__dtype_is_float(a->dtype))
+			eq = cow__load_f64(a->dtype, x) ==
+			    cow__load_f64(a->dtype, y);
+		else if (a->dtype == COW_DTYPE_BOOL)
+			eq = (cow__load_i64(a->dtype, x) != 0) ==
+			    (cow__load_i64(a->dtype, y) != 0);
+		else
+			eq = cow__load_i64(a->dtype, x) ==
+			    cow__load_i64(a->dtype, y);
+	}
+	*out = eq;
+	return COW_OK;
+}
+
+static const char *
+cow_o_element(struct cow__fval *v, const int64_t *index)
+{
+	int64_t own[COW__FN_MAXD];
+
+	cow__contiguous_strides(v->ndim, v->sizes, own);
+	return v->data + cow_dot(v->ndim, index, own) * (int64_t)v->itemsize;
+}
+
+static const void *
+cow_o_dense_data(struct cow__fval *v, bool *need_copy)
+{
+	*need_copy = false;
+	return v->numel > 0 ? v->data : NULL;
+}
+
+static void
+cow_o_destroy(struct cow__fval *v)
+{
+	if (v->data != NULL)
+		cow__free(v->alloc, v->data, v->nbytes);
+}
+
+static const struct cow__backend_ops cow_opaque_ops = {
+	.import = cow_o_import,
+	.export_plain = cow_o_export,
+	.canonical = cow_o_canonical,
+	.view_copy = cow_o_view_copy,
+	.scatter = cow_o_scatter,
+	.full = cow_o_full,
+	.binary = cow_o_binary,
+	.binary_scalar = cow_o_binary_scalar,
+	.neg = cow_o_neg,
+	.convert = cow_o_convert,
+	.sum = cow_o_sum,
+	.equal = cow_o_equal,
+	.element = cow_o_element,
+	.dense_data = cow_o_dense_data,
+	.destroy = cow_o_destroy,
+};
+
+const struct cow_backend_s cow__backend_opaque = {
+	"opaque_test", true, &cow_opaque_ops
+};

@@ -1,0 +1,273 @@
+/*
+ * dispatch.c - the thread state of the layer (mode, backend, trace), the
+ * creation hook, and the public functions of functional.h that are not
+ * ops: backends, wrap, to_plain, sync, transpose_, info.
+ */
+#include <string.h>
+
+#include "core/error.h"
+#include "functional/dispatch.h"
+#include "functional/functional.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+_Thread_local struct cow__fn_thread cow__fn_tls;
+
+const cow_backend_t *
+cow_backend_strided(void)
+{
+	return &cow__backend_strided;
+}
+
+const cow_backend_t *
+cow_backend_opaque_test(void)
+{
+	return &cow__backend_opaque;
+}
+
+const char *
+cow_backend_name(const cow_backend_t *backend)
+{
+	return backend == NULL ? "none" : backend->name;
+}
+
+bool
+cow_backend_needs_functionalization(const cow_backend_t *backend)
+{
+	return backend != NULL && backend->needs_functionalization;
+}
+
+cow_status_t
+cow_backend_set_thread(const cow_backend_t *backend,
+    const cow_backend_t **previous)
+{
+	if (previous != NULL)
+		*previous = cow__fn_thread_backend();
+	cow__fn_tls.backend = backend;
+	return COW_OK;
+}
+
+const cow_backend_t *
+cow__fn_thread_backend(void)
+{
+	return cow__fn_tls.backend != NULL ? cow__fn_tls.backend :
+	    &cow__backend_strided;
+}
+
+const cow_backend_t *
+cow_backend_thread(void)
+{
+	return cow__fn_thread_backend();
+}
+
+cow_status_t
+cow_functional_mode_set_thread(bool on, bool *previous)
+{
+	if (previous != NULL)
+		*previous = cow__fn_tls.mode;
+	cow__fn_tls.mode = on;
+	return COW_OK;
+}
+
+bool
+cow_functional_mode_thread(void)
+{
+	return cow__fn_tls.mode;
+}
+
+bool
+cow_tensor_is_functional(const cow_tensor_t *t)
+{
+	return COW__FN_ON(t);
+}
+
+const cow_backend_t *
+cow_functional_backend(const cow_tensor_t *t)
+{
+	return COW__FN_ON(t) ? t->fn->group->be : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Creation.                                                             */
+
+bool
+cow__fn_creating(void)
+{
+	struct cow__fn_thread *s = &cow__fn_tls;
+
+	if (s->suspended || (!s->mode && (s->backend == NULL ||
+	    !s->backend->needs_functionalization)))
+		return false;
+	/* The creation runs once more, plainly, and cow__fn_adopt() takes
+	 * its result. */
+	s->suspended = true;
+	return true;
+}
+
+/* A new functional tensor holding @t's elements on @be (@owned: @t's
+ * reference is handed over). The trace names it @what. */
+static cow_status_t
+cow_adopt(const cow_backend_t *be, cow_tensor_t *t, bool owned,
+    const char *what, cow_tensor_t **out, const char *func)
+{
+	char shape[COW__SHAPE_STR_MAX];
+	struct cow__fval *v;
+	cow_status_t st;
+
+	if ((st = be->ops->import(be, t, owned, &v, func)) != COW_OK) {
+		if (owned)
+			cow_tensor_release(t);
+		return st;
+	}
+	if (cow__fn_tracing())
+		cow__fn_trace("%%%llu = %s(%s, %s)", (unsigned long long)v->id,
+		    what, cow_dtype_name(v->dtype),
+		    cow__shape_str(shape, v->ndim, v->sizes));
+	return cow__fn_tensor_fresh(v, out, func);
+}
+
+cow_status_t
+cow__fn_adopt(cow_status_t st, cow_tensor_t *plain, cow_tensor_t **out,
+    const char *func)
+{
+	const char *what = func;
+
+	cow__fn_tls.suspended = false;
+	if (st != COW_OK)
+		return st;
+	if (strncmp(what, "cow_tensor_", 11) == 0)
+		what += 11;
+	/* Imported as a read (the plain tensor's storage may be the
+	 * caller's: cow_tensor_from_storage), then dropped. */
+	st = cow_adopt(cow__fn_thread_backend(), plain, false, what, out,
+	    func);
+	cow_tensor_release(plain);
+	return st;
+}
+
+cow_status_t
+cow__fn_import_plain(const cow_backend_t *be, cow_tensor_t *t,
+    struct cow__fval **out, const char *func)
+{
+	char shape[COW__SHAPE_STR_MAX];
+	cow_status_t st;
+
+	if ((st = be->ops->import(be, t, false, out, func)) == COW_OK &&
+	    cow__fn_tracing())
+		cow__fn_trace("%%%llu = input(%s, %s)",
+		    (unsigned long long)(*out)->id,
+		    cow_dtype_name((*out)->dtype),
+		    cow__shape_str(shape, (*out)->ndim, (*out)->sizes));
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Functional tensors.                                                   */
+
+cow_status_t
+cow_functional_wrap(cow_tensor_t *t, const cow_backend_t *backend,
+    cow_tensor_t **out)
+{
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if (backend == NULL)
+		backend = cow__fn_thread_backend();
+	if (t->fn != NULL) {
+		if (t->fn->group->be != backend)
+			return cow__error(COW_EINVAL, __func__,
+			    "the tensor is functional on backend %s, not %s",
+			    t->fn->group->be->name, backend->name);
+		return cow__fn_clone(t, out, __func__);
+	}
+	return cow_adopt(backend, t, false, "input", out, __func__);
+}
+
+cow_status_t
+cow_functional_to_plain(cow_tensor_t *t, cow_tensor_t **out)
+{
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if (t->fn == NULL)
+		return cow_tensor_lazy_clone(t, out);
+	if ((st = cow__fn_sync(t, __func__)) != COW_OK)
+		return st;
+	return t->fn->value->be->ops->export_plain(t->fn->value, out,
+	    __func__);
+}
+
+cow_status_t
+cow_functional_sync(cow_tensor_t *t)
+{
+	COW__CHECK_NOT_NULL(t);
+	if (t->fn == NULL)
+		return COW_OK;
+	return cow__fn_sync(t, __func__);
+}
+
+cow_status_t
+cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
+{
+	struct cow__fn_layout in, l;
+	struct cow__fn_path *path;
+	struct cow__fn_step s;
+	struct cow__fval *v;
+	struct cow__fn *fn;
+	cow_status_t st;
+
+	COW__CHECK_NOT_NULL(t);
+	if ((fn = t->fn) == NULL)
+		return cow__error(COW_ENOTSUP, __func__, "a plain tensor's "
+		    "metadata is immutable: use cow_tensor_transpose()");
+	memset(&s, 0, sizeof s);
+	s.kind = COW__FN_TRANSPOSE;
+	s.dim = dim0;
+	s.dim2 = dim1;
+	cow__fn_layout_of(t, &in);
+	if ((st = cow__fn_step_make(&s, &in, t->itemsize,
+	    fn->group->base_nbytes, &l, __func__)) != COW_OK)
+		return st;
+	if ((st = cow__fn_path_append(fn->path, &s, fn->group->alloc, &path,
+	    __func__)) != COW_OK)
+		return st;
+	if ((st = cow__fn_view_copy(&s, fn->value, &v, __func__)) != COW_OK) {
+		cow__fn_path_release(path);
+		return st;
+	}
+	/* Only this tensor changes: its path, value and layout. The
+	 * generation its value reflects stays what it was. */
+	cow__fn_path_release(fn->path);
+	fn->path = path;
+	cow__fval_assign(&fn->value, v);
+	for (int d = 0; d < l.ndim; d++) {
+		t->sizes[d] = l.sizes[d];
+		t->strides[d] = l.strides[d];
+	}
+	t->offset = l.offset;
+	t->contiguous = cow__is_contiguous(t->ndim, t->sizes, t->strides);
+	return COW_OK;
+}
+
+cow_status_t
+cow_functional_info(const cow_tensor_t *t, cow_functional_info_t *out)
+{
+	const struct cow__fn_group *g;
+
+	COW__CHECK_NOT_NULL(t);
+	COW__CHECK_NOT_NULL(out);
+	if (t->fn == NULL)
+		return cow__error(COW_EINVAL, __func__,
+		    "the tensor is not functional");
+	g = t->fn->group;
+	out->generation = g->generation;
+	out->tensor_generation = t->fn->generation;
+	out->pending_updates = g->nupd;
+	out->pending_bytes = g->pending_bytes;
+	out->base_bytes = g->base_nbytes;
+	out->path_length = t->fn->path->len;
+	out->updates_applied = g->applied;
+	out->updates_coalesced = g->coalesced;
+	out->eager_flushes = g->flushes;
+	return COW_OK;
+}

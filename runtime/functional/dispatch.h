@@ -1,0 +1,94 @@
+/*
+ * dispatch.h - the dispatch step of the tensor API (seed 004).
+ *
+ * Every public entry point of tensor.h and ops.h makes one check after its
+ * NULL checks: when a tensor argument is functional (cow_tensor_t::fn set)
+ * the call goes to the layer's kernel of the same name (cow__fn_<op>), which
+ * keeps the public function's contract. Creation functions check whether
+ * the calling thread creates functional tensors (its mode, or a backend
+ * that needs functionalization) and hand their plain result to
+ * cow__fn_adopt(). Plain tensors pay one load and branch per call.
+ */
+#ifndef COW_FUNCTIONAL_DISPATCH_H
+#define COW_FUNCTIONAL_DISPATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cowstore/ops.h>
+#include <cowstore/tensor.h>
+
+#include "tensor/kernels.h"
+#include "tensor/tensor.h"
+
+/* Does a call with these tensor arguments go through the layer? */
+#define COW__FN_ON(t) ((t) != NULL && (t)->fn != NULL)
+#define COW__FN_ON2(a, b) (COW__FN_ON(a) || COW__FN_ON(b))
+
+/* Does the calling thread create functional tensors right now? Arms the
+ * adoption of the creation's result (cow__fn_adopt must follow). */
+bool cow__fn_creating(void);
+
+/* Finish a creation begun under cow__fn_creating(): when @st is COW_OK,
+ * turn @plain (owned) into a functional tensor in *out. Returns the status. */
+cow_status_t cow__fn_adopt(cow_status_t st, cow_tensor_t *plain,
+    cow_tensor_t **out, const char *func);
+
+/* Release hook: drop a functional tensor's layer state. */
+void cow__fn_tensor_destroy(cow_tensor_t *t);
+
+/* Views (arguments as the public functions). */
+cow_status_t cow__fn_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out);
+cow_status_t cow__fn_select(cow_tensor_t *t, int dim, int64_t index,
+    cow_tensor_t **out);
+cow_status_t cow__fn_slice(cow_tensor_t *t, int dim, int64_t start,
+    int64_t end, int64_t step, cow_tensor_t **out);
+cow_status_t cow__fn_narrow(cow_tensor_t *t, int dim, int64_t start,
+    int64_t length, cow_tensor_t **out);
+cow_status_t cow__fn_transpose(cow_tensor_t *t, int dim0, int dim1,
+    cow_tensor_t **out);
+cow_status_t cow__fn_permute(cow_tensor_t *t, int ndim, const int *dims,
+    cow_tensor_t **out);
+cow_status_t cow__fn_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out);
+cow_status_t cow__fn_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out);
+cow_status_t cow__fn_squeeze_all(cow_tensor_t *t, cow_tensor_t **out);
+cow_status_t cow__fn_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out);
+cow_status_t cow__fn_diagonal(cow_tensor_t *t, int64_t offset, int dim1,
+    int dim2, cow_tensor_t **out);
+cow_status_t cow__fn_as_strided(cow_tensor_t *t, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t storage_offset,
+    cow_tensor_t **out);
+cow_status_t cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out);
+
+/* Copies. */
+cow_status_t cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out,
+    const char *func);
+cow_status_t cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out);
+
+/* Element access. */
+const void *cow__fn_const_data(const cow_tensor_t *t);
+cow_status_t cow__fn_mutable_data(cow_tensor_t *t, void **out);
+cow_status_t cow__fn_get(const cow_tensor_t *t, const int64_t *index,
+    double *f, int64_t *i, const char *func);
+cow_status_t cow__fn_set(cow_tensor_t *t, const int64_t *index,
+    const double *f, const int64_t *i, const char *func);
+
+/* Ops (ops.h). */
+cow_status_t cow__fn_fill_(cow_tensor_t *t, double value);
+cow_status_t cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t,
+    double value, const char *func);
+cow_status_t cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
+    const cow_tensor_t *other, const char *func);
+cow_status_t cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src);
+cow_status_t cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out, const char *func);
+cow_status_t cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out);
+cow_status_t cow__fn_sum(const cow_tensor_t *a, bool all, int dim,
+    bool keepdim, cow_tensor_t **out, const char *func);
+cow_status_t cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b,
+    bool *out);
+
+#endif

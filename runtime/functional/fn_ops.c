@@ -1,0 +1,744 @@
+/*
+ * fn_ops.c - the functionalization kernels behind the dispatch step: every
+ * public tensor op on a functional tensor (dispatch.h). Each keeps its
+ * public function's contract and errors (validation first, in the order
+ * the strided kernels validate), then works on values:
+ *
+ * - views record a step and compute their value from the parent's current
+ *   value, never syncing;
+ * - in-place ops sync the destination (they read it), compute the
+ *   out-of-place result and commit it as a write (group.c);
+ * - every other read syncs its functional inputs first;
+ * - results of out-of-place ops are functional tensors in new groups.
+ *
+ * A plain argument is read through a lazy clone (strided backend) or a
+ * copy (opaque backend). A plain destination written from a functional
+ * source gets the source's values as a plain tensor and the ordinary op.
+ */
+#include <string.h>
+
+#include "core/error.h"
+#include "functional/dispatch.h"
+#include "functional/functional.h"
+#include "tensor/dtype.h"
+#include "tensor/kernels.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+/* ------------------------------------------------------------------ */
+/* Inputs.                                                               */
+
+/* The backend of a call: its first functional argument's. */
+static const cow_backend_t *
+cow_backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
+{
+	return COW__FN_ON(a) ? a->fn->group->be : b->fn->group->be;
+}
+
+/* The current value of @t on @be (a new reference). */
+static cow_status_t
+cow_value(const cow_tensor_t *t, const cow_backend_t *be,
+    struct cow__fval **out, const char *func)
+{
+	cow_status_t st;
+
+	if (t->fn == NULL)
+		return cow__fn_import_plain(be, (cow_tensor_t *)t, out, func);
+	if (t->fn->group->be != be)
+		return cow__error(COW_EINVAL, func, "functional tensors on "
+		    "backends %s and %s cannot be mixed", be->name,
+		    t->fn->group->be->name);
+	/* A read: sync (the layer's state changes, not the values). */
+	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
+		return st;
+	cow__fval_retain(t->fn->value);
+	*out = t->fn->value;
+	return COW_OK;
+}
+
+/* A plain tensor with @t's current values (plain @t: itself, retained). */
+static cow_status_t
+cow_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
+{
+	cow_status_t st;
+
+	if (t->fn == NULL) {
+		cow_tensor_retain((cow_tensor_t *)t);
+		*out = (cow_tensor_t *)t;
+		return COW_OK;
+	}
+	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
+		return st;
+	return t->fn->value->be->ops->export_plain(t->fn->value, out, func);
+}
+
+static void
+cow_trace_op(const char *op, const struct cow__fval *r,
+    const struct cow__fval *a, const struct cow__fval *b, const char *extra)
+{
+	char shape[COW__SHAPE_STR_MAX];
+
+	if (!cow__fn_tracing())
+		return;
+	if (a == NULL)
+		cow__fn_trace("%%%llu = %s(%s, %s%s)",
+		    (unsigned long long)r->id, op, cow_dtype_name(r->dtype),
+		    cow__shape_str(shape, r->ndim, r->sizes), extra);
+	else if (b == NULL)
+		cow__fn_trace("%%%llu = %s(%%%llu%s)",
+		    (unsigned long long)r->id, op,
+		    (unsigned long long)a->id, extra);
+	else
+		cow__fn_trace("%%%llu = %s(%%%llu, %%%llu%s)",
+		    (unsigned long long)r->id, op, (unsigned long long)a->id,
+		    (unsigned long long)b->id, extra);
+}
+
+/* ------------------------------------------------------------------ */
+/* Views.                                                                */
+
+static void
+cow_step_init(struct cow__fn_step *s, enum cow__fn_kind kind)
+{
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+}
+
+/* A view of @t by the step @s (raw arguments set). Never syncs. */
+static cow_status_t
+cow_view(cow_tensor_t *t, struct cow__fn_step *s, cow_tensor_t **out,
+    const char *func)
+{
+	struct cow__fn *fn = t->fn;
+	struct cow__fn_group *g = fn->group;
+	struct cow__fn_layout in, l;
+	struct cow__fn_path *path;
+	struct cow__fval *v, *from;
+	uint64_t gen;
+	cow_status_t st;
+
+	cow__fn_layout_of(t, &in);
+	if ((st = cow__fn_step_make(s, &in, t->itemsize, g->base_nbytes, &l,
+	    func)) != COW_OK)
+		return st;
+	if (s->kind == COW__FN_AS_STRIDED) {
+		/* Absolute: from the base, current only with no update
+		 * pending. */
+		from = g->base;
+		gen = g->nupd == 0 ? g->generation : COW__FN_STALE;
+	} else {
+		from = fn->value;
+		gen = fn->generation;
+	}
+	if ((st = cow__fn_path_append(fn->path, s, g->alloc, &path, func)) !=
+	    COW_OK)
+		return st;
+	if ((st = cow__fn_view_copy(s, from, &v, func)) == COW_OK)
+		st = cow__fn_tensor_new(g, path, v, gen, &l, out, func);
+	cow__fn_path_release(path);
+	return st;
+}
+
+cow_status_t
+cow__fn_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+	cow_status_t st;
+
+	cow_step_init(&s, COW__FN_VIEW);
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, s.sizes,
+	    "cow_tensor_view")) != COW_OK)
+		return st;
+	s.ndim = ndim;
+	return cow_view(t, &s, out, "cow_tensor_view");
+}
+
+cow_status_t
+cow__fn_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_SELECT);
+	s.dim = dim;
+	s.a = index;
+	return cow_view(t, &s, out, "cow_tensor_select");
+}
+
+cow_status_t
+cow__fn_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
+    int64_t step, cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_SLICE);
+	s.dim = dim;
+	s.a = start;
+	s.b = end;
+	s.c = step;
+	return cow_view(t, &s, out, "cow_tensor_slice");
+}
+
+cow_status_t
+cow__fn_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
+    cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_NARROW);
+	s.dim = dim;
+	s.a = start;
+	s.b = length;
+	return cow_view(t, &s, out, "cow_tensor_narrow");
+}
+
+cow_status_t
+cow__fn_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_TRANSPOSE);
+	s.dim = dim0;
+	s.dim2 = dim1;
+	return cow_view(t, &s, out, "cow_tensor_transpose");
+}
+
+cow_status_t
+cow__fn_permute(cow_tensor_t *t, int ndim, const int *dims,
+    cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	if (ndim != t->ndim)
+		return cow__error(COW_ESHAPE, "cow_tensor_permute",
+		    "%d dims given for a tensor with %d dimensions", ndim,
+		    t->ndim);
+	if (ndim > 0 && dims == NULL)
+		return cow__error(COW_EINVAL, "cow_tensor_permute",
+		    "argument 'dims' is NULL");
+	cow_step_init(&s, COW__FN_PERMUTE);
+	s.ndim = ndim;
+	for (int d = 0; d < ndim; d++)
+		s.perm[d] = dims[d];
+	return cow_view(t, &s, out, "cow_tensor_permute");
+}
+
+cow_status_t
+cow__fn_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_UNSQUEEZE);
+	s.dim = dim;
+	return cow_view(t, &s, out, "cow_tensor_unsqueeze");
+}
+
+cow_status_t
+cow__fn_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_SQUEEZE);
+	s.dim = dim;
+	return cow_view(t, &s, out, "cow_tensor_squeeze");
+}
+
+cow_status_t
+cow__fn_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_SQUEEZE_ALL);
+	return cow_view(t, &s, out, "cow_tensor_squeeze_all");
+}
+
+cow_status_t
+cow__fn_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	if (ndim < t->ndim || ndim > COW_TENSOR_MAX_NDIM)
+		return cow__error(COW_ERANGE, "cow_tensor_expand",
+		    "ndim %d out of range [%d, %d]", ndim, t->ndim,
+		    COW_TENSOR_MAX_NDIM);
+	if (ndim > 0 && sizes == NULL)
+		return cow__error(COW_EINVAL, "cow_tensor_expand",
+		    "sizes is NULL but ndim is %d", ndim);
+	cow_step_init(&s, COW__FN_EXPAND);
+	s.ndim = ndim;
+	for (int d = 0; d < ndim; d++)
+		s.sizes[d] = sizes[d];
+	return cow_view(t, &s, out, "cow_tensor_expand");
+}
+
+cow_status_t
+cow__fn_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
+    cow_tensor_t **out)
+{
+	struct cow__fn_step s;
+
+	cow_step_init(&s, COW__FN_DIAGONAL);
+	s.a = offset;
+	s.dim = dim1;
+	s.dim2 = dim2;
+	return cow_view(t, &s, out, "cow_tensor_diagonal");
+}
+
+cow_status_t
+cow__fn_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    const int64_t *strides, int64_t storage_offset, cow_tensor_t **out)
+{
+	static const char func[] = "cow_tensor_as_strided";
+	struct cow__fn_step s;
+	cow_status_t st;
+
+	if ((st = cow__shape_check(ndim, sizes, t->itemsize, NULL, NULL,
+	    func)) != COW_OK)
+		return st;
+	if (ndim > 0 && strides == NULL)
+		return cow__error(COW_EINVAL, func,
+		    "strides is NULL but ndim is %d", ndim);
+	cow_step_init(&s, COW__FN_AS_STRIDED);
+	s.ndim = ndim;
+	for (int d = 0; d < ndim; d++) {
+		s.sizes[d] = sizes[d];
+		s.strides[d] = strides[d];
+	}
+	s.a = storage_offset;
+	return cow_view(t, &s, out, func);
+}
+
+cow_status_t
+cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out)
+{
+	static const char func[] = "cow_tensor_reshape";
+	int64_t ns[COW__FN_MAXD], nst[COW__FN_MAXD];
+	struct cow__fn_step s;
+	cow_tensor_t *c;
+	cow_status_t st;
+
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, func)) != COW_OK)
+		return st;
+	cow_step_init(&s, COW__FN_VIEW);
+	s.ndim = ndim;
+	memcpy(s.sizes, ns, (size_t)ndim * sizeof ns[0]);
+	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
+		if (cow_reshape_mode_effective() != COW_RESHAPE_LAZY_COPY)
+			return cow_view(t, &s, out, func);
+		/* No aliasing: a view of a lazy clone. */
+		if ((st = cow__fn_lazy_clone(t, &c)) != COW_OK)
+			return st;
+	} else if ((st = cow__fn_clone(t, &c, func)) != COW_OK) {
+		return st;
+	}
+	st = cow_view(c, &s, out, func);
+	cow_tensor_release(c);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Copies.                                                               */
+
+cow_status_t
+cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
+{
+	struct cow__fval *v;
+	cow_status_t st;
+
+	if ((st = cow_value(t, t->fn->group->be, &v, func)) != COW_OK)
+		return st;
+	/* The value is immutable: the clone shares it (a lazy copy), and a
+	 * non-canonical one is copied once into a base. */
+	return cow__fn_tensor_fresh(v, out, func);
+}
+
+cow_status_t
+cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
+{
+	static const char func[] = "cow_tensor_lazy_clone";
+	struct cow__fn_group *g;
+	struct cow__fn_layout l;
+	cow_status_t st;
+
+	/* Like a strided lazy clone: a new group sharing the whole base,
+	 * with @t's path and layout. */
+	if ((st = cow__fn_sync(t, func)) != COW_OK)
+		return st;
+	cow__fval_retain(t->fn->group->base);
+	if ((st = cow__fn_group_new(t->fn->group->base, &g, func)) != COW_OK)
+		return st;
+	cow__fval_retain(t->fn->value);
+	cow__fn_layout_of(t, &l);
+	st = cow__fn_tensor_new(g, t->fn->path, t->fn->value, 0, &l, out,
+	    func);
+	cow__fn_group_release(g);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Element access.                                                       */
+
+const void *
+cow__fn_const_data(const cow_tensor_t *t)
+{
+	static const char func[] = "cow_tensor_const_data";
+	struct cow__fn *fn = t->fn;
+	struct cow__fval *c;
+	const void *p;
+	bool copy;
+
+	if (cow__fn_sync((cow_tensor_t *)t, func) != COW_OK)
+		return NULL;
+	p = fn->value->be->ops->dense_data(fn->value, &copy);
+	if (!copy)
+		return p;
+	/* Same elements, row-major: it becomes the tensor's value. */
+	if (fn->value->be->ops->convert(fn->value, fn->value->dtype,
+	    fn->value->ndim, fn->value->sizes, &c, func) != COW_OK)
+		return NULL;
+	cow__fval_assign(&fn->value, c);
+	return c->be->ops->dense_data(c, &copy);
+}
+
+cow_status_t
+cow__fn_mutable_data(cow_tensor_t *t, void **out)
+{
+	(void)t;
+	(void)out;
+	return cow__error(COW_ENOTSUP, "cow_tensor_mutable_data",
+	    "a functional tensor has no memory to write (its values belong "
+	    "to the functionalization layer): use ops");
+}
+
+/* Normalise @index against @t's sizes (errors as access.c). */
+static cow_status_t
+cow_index(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
+    const char *func)
+{
+	if (t->ndim > 0 && index == NULL)
+		return cow__error(COW_EINVAL, func,
+		    "index is NULL but the tensor has %d dimensions", t->ndim);
+	for (int d = 0; d < t->ndim; d++) {
+		int64_t i = index[d], n = t->sizes[d];
+
+		if (i < -n || i >= n)
+			return cow__error(COW_ERANGE, func,
+			    "index %lld out of range for dim %d of size %lld",
+			    (long long)i, d, (long long)n);
+		idx[d] = i < 0 ? i + n : i;
+	}
+	return COW_OK;
+}
+
+cow_status_t
+cow__fn_get(const cow_tensor_t *t, const int64_t *index, double *f,
+    int64_t *i, const char *func)
+{
+	int64_t idx[COW__FN_MAXD];
+	const char *p;
+	cow_status_t st;
+
+	if ((st = cow_index(t, index, idx, func)) != COW_OK ||
+	    (st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
+		return st;
+	p = t->fn->value->be->ops->element(t->fn->value, idx);
+	if (f != NULL)
+		*f = cow__load_f64(t->dtype, p);
+	else
+		*i = cow__load_i64(t->dtype, p);
+	return COW_OK;
+}
+
+cow_status_t
+cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
+    const int64_t *i, const char *func)
+{
+	struct cow__fn_scalar x = {f == NULL, f != NULL ? *f : 0.0,
+	    i != NULL ? *i : 0};
+	int64_t idx[COW__FN_MAXD], off;
+	struct cow__fval *v;
+	cow_tensor_t *e;
+	cow_status_t st;
+
+	if ((st = cow_index(t, index, idx, func)) != COW_OK)
+		return st;
+	/* The one element, as an absolute view of the base: exact even when
+	 * @t's elements overlap (an expanded view writes its one element). */
+	off = t->offset;
+	for (int d = 0; d < t->ndim; d++)
+		off += idx[d] * t->strides[d];
+	if ((st = cow__fn_as_strided(t, 0, NULL, NULL, off, &e)) != COW_OK)
+		return st;
+	if ((st = e->fn->group->be->ops->full(e->fn->group->be, e->alloc,
+	    t->dtype, 0, NULL, &x, &v, func)) == COW_OK) {
+		cow_trace_op("full", v, NULL, NULL, "");
+		st = cow__fn_commit_write(e, v, func);
+	}
+	cow_tensor_release(e);
+	return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* In-place ops.                                                         */
+
+cow_status_t
+cow__fn_fill_(cow_tensor_t *t, double value)
+{
+	static const char func[] = "cow_tensor_fill_";
+	struct cow__fn_scalar x = {false, value, 0};
+	const cow_backend_t *be = t->fn->group->be;
+	struct cow__fval *v;
+	char extra[64];
+	cow_status_t st;
+
+	if (t->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(t, func)) != COW_OK ||
+	    (st = be->ops->full(be, t->fn->group->alloc, t->dtype, t->ndim,
+	    t->sizes, &x, &v, func)) != COW_OK)
+		return st;
+	snprintf(extra, sizeof extra, ", %.17g", value);
+	cow_trace_op("full", v, NULL, NULL, extra);
+	return cow__fn_commit_write(t, v, func);
+}
+
+cow_status_t
+cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
+    const char *func)
+{
+	struct cow__fval *a, *v;
+	char extra[64];
+	cow_status_t st;
+
+	if (t->numel == 0)
+		return COW_OK;
+	if ((st = cow__check_writable(t, func)) != COW_OK ||
+	    (st = cow_value(t, t->fn->group->be, &a, func)) != COW_OK)
+		return st;
+	st = a->be->ops->binary_scalar(op, a, value, &v, func);
+	if (st == COW_OK) {
+		snprintf(extra, sizeof extra, ", %.17g", value);
+		cow_trace_op(op == COW__BINOP_ADD ? "add_scalar" :
+		    "mul_scalar", v, a, NULL, extra);
+	}
+	cow__fval_release(a);
+	return st == COW_OK ? cow__fn_commit_write(t, v, func) : st;
+}
+
+/* Validation of dst = dst op other / dst = other, as the kernels do. */
+static cow_status_t
+cow_check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
+    bool same_dtype, const char *func)
+{
+	int64_t bs[COW__FN_MAXD];
+	cow_status_t st;
+
+	if (same_dtype && dst->dtype != other->dtype)
+		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		    "%s differ (no type promotion)", cow_dtype_name(dst->dtype),
+		    cow_dtype_name(other->dtype));
+	if ((st = cow__broadcast_strides(dst->ndim, dst->sizes, dst->strides,
+	    dst->ndim, dst->sizes, bs, func)) != COW_OK ||
+	    (st = cow__broadcast_strides(other->ndim, other->sizes,
+	    other->strides, dst->ndim, dst->sizes, bs, func)) != COW_OK)
+		return st;
+	if (dst->numel == 0)
+		return COW_OK;
+	return cow__check_writable(dst, func);
+}
+
+cow_status_t
+cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
+    const cow_tensor_t *other, const char *func)
+{
+	const cow_backend_t *be;
+	struct cow__fval *a, *b, *v;
+	cow_tensor_t *p;
+	cow_status_t st;
+
+	if (t->fn == NULL) {
+		/* A plain destination: the ordinary op with plain values. */
+		if ((st = cow_plain(other, &p, func)) != COW_OK)
+			return st;
+		st = op == COW__BINOP_ADD ? cow_tensor_add_(t, p) :
+		    cow_tensor_mul_(t, p);
+		cow_tensor_release(p);
+		return st;
+	}
+	be = t->fn->group->be;
+	if ((st = cow_check_into(t, other, true, func)) != COW_OK ||
+	    t->numel == 0)
+		return st;
+	/* Read both (other may alias t: it is read as it was before). */
+	if ((st = cow_value(t, be, &a, func)) != COW_OK)
+		return st;
+	if ((st = cow_value(other, be, &b, func)) != COW_OK) {
+		cow__fval_release(a);
+		return st;
+	}
+	st = be->ops->binary(op, a, b, t->ndim, t->sizes, &v, func);
+	if (st == COW_OK)
+		cow_trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, a, b, "");
+	cow__fval_release(a);
+	cow__fval_release(b);
+	return st == COW_OK ? cow__fn_commit_write(t, v, func) : st;
+}
+
+cow_status_t
+cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
+{
+	static const char func[] = "cow_tensor_copy_";
+	const cow_backend_t *be;
+	struct cow__fval *s, *v;
+	char extra[32];
+	cow_tensor_t *p;
+	cow_status_t st;
+
+	if (dst->fn == NULL) {
+		if ((st = cow_plain(src, &p, func)) != COW_OK)
+			return st;
+		st = cow_tensor_copy_(dst, p);
+		cow_tensor_release(p);
+		return st;
+	}
+	be = dst->fn->group->be;
+	if ((st = cow_check_into(dst, src, false, func)) != COW_OK ||
+	    dst->numel == 0)
+		return st;
+	if ((st = cow_value(src, be, &s, func)) != COW_OK)
+		return st;
+	st = be->ops->convert(s, dst->dtype, dst->ndim, dst->sizes, &v, func);
+	if (st == COW_OK) {
+		snprintf(extra, sizeof extra, ", %s", cow_dtype_name(v->dtype));
+		cow_trace_op("copy", v, s, NULL, extra);
+	}
+	cow__fval_release(s);
+	return st == COW_OK ? cow__fn_commit_write(dst, v, func) : st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Out-of-place ops: results are functional tensors in new groups.      */
+
+/* Finish an op: the result @v (reference consumed) as a new tensor. */
+static cow_status_t
+cow_result(cow_status_t st, struct cow__fval *v, cow_tensor_t **out,
+    const char *func)
+{
+	if (st != COW_OK)
+		return st;
+	return cow__fn_tensor_fresh(v, out, func);
+}
+
+cow_status_t
+cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out, const char *func)
+{
+	const cow_backend_t *be = cow_backend_of(a, b);
+	int64_t sizes[COW__FN_MAXD];
+	struct cow__fval *va, *vb, *v;
+	cow_status_t st;
+	int ndim;
+
+	if (a->dtype != b->dtype)
+		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
+		    cow_dtype_name(b->dtype));
+	if ((st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
+	    &ndim, sizes, func)) != COW_OK ||
+	    (st = cow__shape_check(ndim, sizes, a->itemsize, NULL, NULL,
+	    func)) != COW_OK)
+		return st;
+	if ((st = cow_value(a, be, &va, func)) != COW_OK)
+		return st;
+	if ((st = cow_value(b, be, &vb, func)) != COW_OK) {
+		cow__fval_release(va);
+		return st;
+	}
+	st = be->ops->binary(op, va, vb, ndim, sizes, &v, func);
+	if (st == COW_OK)
+		cow_trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, va, vb,
+		    "");
+	cow__fval_release(va);
+	cow__fval_release(vb);
+	return cow_result(st, v, out, func);
+}
+
+cow_status_t
+cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out)
+{
+	static const char func[] = "cow_tensor_neg";
+	struct cow__fval *va, *v;
+	cow_status_t st;
+
+	if (a->dtype == COW_DTYPE_BOOL)
+		return cow__error(COW_EDTYPE, func,
+		    "negation is not defined for dtype bool");
+	if ((st = cow_value(a, a->fn->group->be, &va, func)) != COW_OK)
+		return st;
+	st = va->be->ops->neg(va, &v, func);
+	if (st == COW_OK)
+		cow_trace_op("neg", v, va, NULL, "");
+	cow__fval_release(va);
+	return cow_result(st, v, out, func);
+}
+
+cow_status_t
+cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
+    cow_tensor_t **out, const char *func)
+{
+	int64_t sizes[COW__FN_MAXD];
+	struct cow__fval *va, *v;
+	char extra[48] = "";
+	uint32_t mask;
+	cow_status_t st;
+	int d = 0, n = 0;
+
+	if (all) {
+		mask = a->ndim == 0 ? 0 : (uint32_t)((1ull << a->ndim) - 1);
+	} else {
+		if ((st = cow__wrap_dim(dim, a->ndim, &d, func)) != COW_OK)
+			return st;
+		mask = 1u << d;
+		for (int i = 0; i < a->ndim; i++) {
+			if (i != d)
+				sizes[n++] = a->sizes[i];
+			else if (keepdim)
+				sizes[n++] = 1;
+		}
+		snprintf(extra, sizeof extra, ", dim=%d, keepdim=%d", d,
+		    (int)keepdim);
+	}
+	if ((st = cow_value(a, a->fn->group->be, &va, func)) != COW_OK)
+		return st;
+	st = va->be->ops->sum(va, mask, n, sizes, &v, func);
+	if (st == COW_OK)
+		cow_trace_op("sum", v, va, NULL, extra);
+	cow__fval_release(va);
+	return cow_result(st, v, out, func);
+}
+
+cow_status_t
+cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
+{
+	static const char func[] = "cow_tensor_equal";
+	const cow_backend_t *be = cow_backend_of(a, b);
+	struct cow__fval *va, *vb;
+	cow_status_t st;
+
+	if (a->dtype != b->dtype)
+		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
+		    cow_dtype_name(b->dtype));
+	if ((st = cow_value(a, be, &va, func)) != COW_OK)
+		return st;
+	if ((st = cow_value(b, be, &vb, func)) != COW_OK) {
+		cow__fval_release(va);
+		return st;
+	}
+	st = be->ops->equal(va, vb, out, func);
+	cow__fval_release(va);
+	cow__fval_release(vb);
+	return st;
+}

@@ -1,0 +1,393 @@
+/*
+ * group.c - alias groups (seed 004: "Alias") and the per-tensor state
+ * ("View"): the update queue, sync (apply the queue to the base, then
+ * replay a reader's path) and the commit of a write.
+ *
+ * Applying one update (value U written through the path s1 ... sn):
+ *   i0 = base, i1 = s1(i0), ..., i(n-1) = s(n-1)(i(n-2))   view_copy
+ *   c = U; for k = n .. 1: c = sk_scatter(i(k-1), c)          scatter
+ *   base = c
+ * Every scatter is well defined because every prefix of the path is an
+ * injective layout over the base; a path with an overlapping prefix (an
+ * expand that broadcasts, then a select) is queued as the one absolute
+ * as_strided step of the written tensor's layout instead, which writes the
+ * same base elements.
+ *
+ * Memory bound: after every write, a group holds at most
+ * COW_FUNCTIONAL_MAX_UPDATES updates whose values take at most the base's
+ * bytes; a write through a path already queued replaces that update (the
+ * later write covers exactly the same elements), and a write that exceeds
+ * either limit applies the whole queue to the base. (Only when memory to
+ * apply it cannot be had does the queue keep one more update.)
+ */
+#include <string.h>
+
+#include "alloc/allocator.h"
+#include "core/error.h"
+#include "functional/dispatch.h"
+#include "functional/functional.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+cow_status_t
+cow__fn_group_new(struct cow__fval *base, struct cow__fn_group **out,
+    const char *func)
+{
+	struct cow__fn_group *g = cow__alloc(base->alloc, sizeof *g, func);
+
+	if (g == NULL) {
+		cow__fval_release(base);
+		return COW_ENOMEM;
+	}
+	memset(g, 0, sizeof *g);
+	cow__ref_init(&g->refs, 1);
+	g->be = base->be;
+	g->alloc = base->alloc;
+	g->dtype = base->dtype;
+	g->ndim = base->ndim;
+	for (int d = 0; d < base->ndim; d++)
+		g->sizes[d] = base->sizes[d];
+	g->base_nbytes = cow__fval_nbytes(base);
+	g->base = base;
+	*out = g;
+	return COW_OK;
+}
+
+static void
+cow_update_drop(struct cow__fn_group *g, size_t i)
+{
+	g->pending_bytes -= cow__fval_nbytes(g->upd[i].value);
+	cow__fval_release(g->upd[i].value);
+	cow__fn_path_release(g->upd[i].path);
+	memmove(&g->upd[i], &g->upd[i + 1],
+	    (g->nupd - i - 1) * sizeof g->upd[0]);
+	g->nupd--;
+}
+
+void
+cow__fn_group_release(struct cow__fn_group *g)
+{
+	if (g == NULL || !cow__ref_put(&g->refs))
+		return;
+	while (g->nupd > 0)
+		cow_update_drop(g, g->nupd - 1);
+	cow__fval_release(g->base);
+	cow__free(g->alloc, g, sizeof *g);
+}
+
+cow_status_t
+cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
+    struct cow__fval *value, uint64_t generation,
+    const struct cow__fn_layout *l, cow_tensor_t **out, const char *func)
+{
+	struct cow__fn *fn;
+	cow_tensor_t *t;
+
+	if ((t = cow__tensor_alloc(g->alloc, func)) == NULL) {
+		cow__fval_release(value);
+		return COW_ENOMEM;
+	}
+	if ((fn = cow__alloc(g->alloc, sizeof *fn, func)) == NULL) {
+		cow__tensor_free(t);
+		cow__fval_release(value);
+		return COW_ENOMEM;
+	}
+	/* No storage: the values belong to the layer. The layout is the
+	 * one the strided runtime would give this tensor. */
+	cow__tensor_init(t, NULL, g->dtype, l->ndim, l->sizes, l->strides,
+	    l->offset);
+	cow__ref_get(&g->refs);
+	cow__fn_path_retain(path);
+	fn->group = g;
+	fn->path = path;
+	fn->value = value;
+	fn->generation = generation;
+	t->fn = fn;
+	*out = t;
+	return COW_OK;
+}
+
+void
+cow__fn_tensor_destroy(cow_tensor_t *t)
+{
+	struct cow__fn *fn = t->fn;
+
+	cow__fval_release(fn->value);
+	cow__fn_path_release(fn->path);
+	cow__fn_group_release(fn->group);
+	cow__free(t->alloc, fn, sizeof *fn);
+	t->fn = NULL;
+}
+
+void
+cow__fn_layout_of(const cow_tensor_t *t, struct cow__fn_layout *l)
+{
+	l->ndim = t->ndim;
+	l->offset = t->offset;
+	for (int d = 0; d < t->ndim; d++) {
+		l->sizes[d] = t->sizes[d];
+		l->strides[d] = t->strides[d];
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Traced backend calls.                                                */
+
+cow_status_t
+cow__fn_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+    struct cow__fval **out, const char *func)
+{
+	char args[COW__SHAPE_STR_MAX * 2 + 64];
+	cow_status_t st;
+
+	if ((st = in->be->ops->view_copy(s, in, out, func)) != COW_OK)
+		return st;
+	if (cow__fn_tracing())
+		cow__fn_trace("%%%llu = %s_copy(%%%llu, %s)",
+		    (unsigned long long)(*out)->id, cow__fn_kind_name(s->kind),
+		    (unsigned long long)in->id,
+		    cow__fn_step_args(s, args, sizeof args));
+	return COW_OK;
+}
+
+static cow_status_t
+cow_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+    struct cow__fval *src, struct cow__fval **out, const char *func)
+{
+	char args[COW__SHAPE_STR_MAX * 2 + 64];
+	cow_status_t st;
+
+	if ((st = parent->be->ops->scatter(s, parent, src, out, func)) !=
+	    COW_OK)
+		return st;
+	if (cow__fn_tracing())
+		cow__fn_trace("%%%llu = %s_scatter(%%%llu, %%%llu, %s)",
+		    (unsigned long long)(*out)->id, cow__fn_kind_name(s->kind),
+		    (unsigned long long)parent->id,
+		    (unsigned long long)src->id,
+		    cow__fn_step_args(s, args, sizeof args));
+	return COW_OK;
+}
+
+/* A canonical base holding @v's elements (@v's reference is consumed). */
+static cow_status_t
+cow_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
+{
+	struct cow__fval *c;
+	cow_status_t st;
+
+	if (v->be->ops->canonical(v)) {
+		*out = v;
+		return COW_OK;
+	}
+	st = v->be->ops->convert(v, v->dtype, v->ndim, v->sizes, &c, func);
+	if (st == COW_OK && cow__fn_tracing())
+		cow__fn_trace("%%%llu = clone(%%%llu)",
+		    (unsigned long long)c->id, (unsigned long long)v->id);
+	cow__fval_release(v);
+	if (st == COW_OK)
+		*out = c;
+	return st;
+}
+
+/* The base with update @u applied (a new value in *out). */
+static cow_status_t
+cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
+    struct cow__fval **out, const char *func)
+{
+	const struct cow__fn_path *p = u->path;
+	struct cow__fval **inter, *cur, *next;
+	size_t n = p->len, bytes = n * sizeof *inter, k;
+	cow_status_t st = COW_OK;
+
+	cow__fval_retain(u->value);
+	if (n == 0)
+		return cow_canonical(u->value, out, func);
+	if ((inter = cow__alloc(g->alloc, bytes, func)) == NULL) {
+		cow__fval_release(u->value);
+		return COW_ENOMEM;
+	}
+	inter[0] = g->base;
+	cow__fval_retain(g->base);
+	for (k = 1; k < n && st == COW_OK; k++)
+		if ((st = cow__fn_view_copy(&p->steps[k - 1], inter[k - 1],
+		    &inter[k], func)) != COW_OK)
+			break;
+	cur = u->value;
+	if (st == COW_OK) {
+		for (k = n; k-- > 0;) {
+			if ((st = cow_scatter(&p->steps[k], inter[k], cur,
+			    &next, func)) != COW_OK)
+				break;
+			cow__fval_release(cur);
+			cur = next;
+		}
+		k = n;
+	}
+	/* k intermediates exist (all of them, or those made before the
+	 * failure). */
+	while (k-- > 0)
+		cow__fval_release(inter[k]);
+	cow__free(g->alloc, inter, bytes);
+	if (st != COW_OK) {
+		cow__fval_release(cur);
+		return st;
+	}
+	return cow_canonical(cur, out, func);
+}
+
+cow_status_t
+cow__fn_group_flush(struct cow__fn_group *g, const char *func)
+{
+	struct cow__fval *nb;
+	cow_status_t st;
+
+	while (g->nupd > 0) {
+#ifdef COW_FAULT_FUNCTIONAL_REVERSE_UPDATES
+		/* Negative control: the newest update first (wrong when two
+		 * queued writes overlap). */
+		size_t i = g->nupd - 1;
+#else
+		size_t i = 0;
+#endif
+		if ((st = cow_apply(g, &g->upd[i], &nb, func)) != COW_OK)
+			return st;
+		cow__fval_assign(&g->base, nb);
+		cow_update_drop(g, i);
+		g->applied++;
+	}
+	return COW_OK;
+}
+
+cow_status_t
+cow__fn_sync(cow_tensor_t *t, const char *func)
+{
+	struct cow__fn *fn = t->fn;
+	struct cow__fn_group *g = fn->group;
+	struct cow__fval *v, *next;
+	cow_status_t st;
+
+	if (fn->generation == g->generation)
+		return COW_OK;
+	if ((st = cow__fn_group_flush(g, func)) != COW_OK)
+		return st;
+	/* Replay the reader's path on the new base. */
+	v = g->base;
+	cow__fval_retain(v);
+	for (size_t k = 0; k < fn->path->len; k++) {
+		if ((st = cow__fn_view_copy(&fn->path->steps[k], v, &next,
+		    func)) != COW_OK) {
+			cow__fval_release(v);
+			return st;
+		}
+		cow__fval_release(v);
+		v = next;
+	}
+	cow__fval_assign(&fn->value, v);
+	fn->generation = g->generation;
+	return COW_OK;
+}
+
+/* The path an update of @t is queued with (a new reference). */
+static cow_status_t
+cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
+{
+	struct cow__fn *fn = t->fn;
+	struct cow__fn_group *g = fn->group;
+	struct cow__fn_layout l, next;
+	struct cow__fn_step s;
+	bool injective = true;
+
+	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
+	for (size_t k = 0; k < fn->path->len && injective; k++) {
+		cow__fn_step_layout(&fn->path->steps[k], &l, &next);
+		l = next;
+		injective = !cow__fn_layout_overlaps(&l);
+	}
+	if (injective) {
+		cow__fn_path_retain(fn->path);
+		*out = fn->path;
+		return COW_OK;
+	}
+	/* The one absolute step that reaches the same base elements. */
+	memset(&s, 0, sizeof s);
+	s.kind = COW__FN_AS_STRIDED;
+	s.ndim = s.out_ndim = t->ndim;
+	s.a = t->offset;
+	for (int d = 0; d < t->ndim; d++) {
+		s.sizes[d] = s.out_sizes[d] = t->sizes[d];
+		s.strides[d] = t->strides[d];
+	}
+	s.in_ndim = g->ndim;
+	for (int d = 0; d < g->ndim; d++)
+		s.in_sizes[d] = g->sizes[d];
+	return cow__fn_path_one(&s, g->alloc, out, func);
+}
+
+cow_status_t
+cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
+    const char *func)
+{
+	struct cow__fn *fn = t->fn;
+	struct cow__fn_group *g = fn->group;
+	struct cow__fn_path *path;
+	cow_status_t st;
+	size_t i;
+
+	if ((st = cow_update_path(t, &path, func)) != COW_OK) {
+		cow__fval_release(value);
+		return st;
+	}
+	/* Room for one more: apply the queue first if it is full (a failure
+	 * here changes no value anyone can read). */
+	if (g->nupd == COW_FUNCTIONAL_MAX_UPDATES + 1 &&
+	    (st = cow__fn_group_flush(g, func)) != COW_OK) {
+		cow__fn_path_release(path);
+		cow__fval_release(value);
+		return st;
+	}
+	/* Nothing can fail from here on. */
+	for (i = 0; i < g->nupd;) {
+		if (cow__fn_path_equal(g->upd[i].path, path)) {
+			cow_update_drop(g, i);
+			g->coalesced++;
+		} else {
+			i++;
+		}
+	}
+	cow__fval_retain(value);
+	g->upd[g->nupd].value = value;
+	g->upd[g->nupd].path = path;
+	g->nupd++;
+	g->pending_bytes += cow__fval_nbytes(value);
+	g->generation++;
+	cow__fval_assign(&fn->value, value);
+	fn->generation = g->generation;
+	if (g->nupd > COW_FUNCTIONAL_MAX_UPDATES ||
+	    g->pending_bytes > g->base_nbytes) {
+		g->flushes++;
+		/* The write has happened; a flush that cannot allocate
+		 * leaves the rest queued (still correct, one over). */
+		(void)cow__fn_group_flush(g, func);
+	}
+	return COW_OK;
+}
+
+cow_status_t
+cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
+    const char *func)
+{
+	struct cow__fn_group *g;
+	struct cow__fn_layout l;
+	cow_status_t st;
+
+	if ((st = cow_canonical(v, &v, func)) != COW_OK ||
+	    (st = cow__fn_group_new(v, &g, func)) != COW_OK)
+		return st;
+	cow__fval_retain(g->base);
+	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
+	st = cow__fn_tensor_new(g, cow__fn_path_empty(), g->base, 0, &l, out,
+	    func);
+	cow__fn_group_release(g);
+	return st;
+}
