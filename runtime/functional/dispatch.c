@@ -3,6 +3,7 @@
  * creation hook, and the public functions of functional.h that are not
  * ops: backends, wrap, to_plain, sync, transpose_, info.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/error.h"
@@ -105,11 +106,15 @@ cow__fn_creating(void)
 }
 
 /* A new functional tensor holding @t's elements on @be (@owned: @t's
- * reference is handed over). The trace names it @what. */
+ * reference is handed over). The trace names it @what, with the fill
+ * @value when there is one. */
 static cow_status_t
 cow_adopt(const cow_backend_t *be, cow_tensor_t *t, bool owned,
-    const char *what, cow_tensor_t **out, const char *func)
+    const char *what, const double *value, cow_tensor_t **out,
+    const char *func)
 {
+	char extra[32] = "";
+
 	char shape[COW__SHAPE_STR_MAX];
 	struct cow__fval *v;
 	cow_status_t st;
@@ -119,16 +124,19 @@ cow_adopt(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 			cow_tensor_release(t);
 		return st;
 	}
-	if (cow__fn_tracing())
-		cow__fn_trace("%%%llu = %s(%s, %s)", (unsigned long long)v->id,
+	if (cow__fn_tracing()) {
+		if (value != NULL)
+			snprintf(extra, sizeof extra, ", %.17g", *value);
+		cow__fn_trace("%%%llu = %s(%s, %s%s)", (unsigned long long)v->id,
 		    what, cow_dtype_name(v->dtype),
-		    cow__shape_str(shape, v->ndim, v->sizes));
+		    cow__shape_str(shape, v->ndim, v->sizes), extra);
+	}
 	return cow__fn_tensor_fresh(v, out, func);
 }
 
 cow_status_t
-cow__fn_adopt(cow_status_t st, cow_tensor_t *plain, cow_tensor_t **out,
-    const char *func)
+cow__fn_adopt(cow_status_t st, cow_tensor_t *plain, const double *value,
+    cow_tensor_t **out, const char *func)
 {
 	const char *what = func;
 
@@ -139,8 +147,8 @@ cow__fn_adopt(cow_status_t st, cow_tensor_t *plain, cow_tensor_t **out,
 		what += 11;
 	/* Imported as a read (the plain tensor's storage may be the
 	 * caller's: cow_tensor_from_storage), then dropped. */
-	st = cow_adopt(cow__fn_thread_backend(), plain, false, what, out,
-	    func);
+	st = cow_adopt(cow__fn_thread_backend(), plain, false, what, value,
+	    out, func);
 	cow_tensor_release(plain);
 	return st;
 }
@@ -179,7 +187,7 @@ cow_functional_wrap(cow_tensor_t *t, const cow_backend_t *backend,
 			    t->fn->group->be->name, backend->name);
 		return cow__fn_clone(t, out, __func__);
 	}
-	return cow_adopt(backend, t, false, "input", out, __func__);
+	return cow_adopt(backend, t, false, "input", NULL, out, __func__);
 }
 
 cow_status_t

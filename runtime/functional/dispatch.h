@@ -30,9 +30,10 @@
 bool cow__fn_creating(void);
 
 /* Finish a creation begun under cow__fn_creating(): when @st is COW_OK,
- * turn @plain (owned) into a functional tensor in *out. Returns the status. */
+ * turn @plain (owned) into a functional tensor in *out. @value: the fill
+ * value the trace shows (NULL: none). Returns the status. */
 cow_status_t cow__fn_adopt(cow_status_t st, cow_tensor_t *plain,
-    cow_tensor_t **out, const char *func);
+    const double *value, cow_tensor_t **out, const char *func);
 
 /* Release hook: drop a functional tensor's layer state. */
 void cow__fn_tensor_destroy(cow_tensor_t *t);

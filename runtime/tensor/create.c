@@ -11,18 +11,30 @@
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
+/*
+ * The dispatch step of a creation: when the calling thread creates
+ * functional tensors, run the creation once more plainly (into a local
+ * `plain`) and hand its result to the layer. @value: the fill value for
+ * the trace, or NULL.
+ */
+#define COW_CREATE_FUNCTIONAL(plain_call, value)                             \
+	do {                                                                 \
+		if (cow__fn_creating()) {                                    \
+			cow_tensor_t *plain = NULL;                          \
+			cow_status_t fst = (plain_call);                     \
+                                                                             \
+			return cow__fn_adopt(fst, plain, (value), out,       \
+			    __func__);                                       \
+		}                                                            \
+	} while (0)
+
 cow_status_t
 cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
 	COW__CHECK_NOT_NULL(out);
-	if (cow__fn_creating()) {
-		cow_tensor_t *plain = NULL;
-		cow_status_t fst = cow_tensor_empty(dtype, ndim, sizes,
-		    allocator, &plain);
-
-		return cow__fn_adopt(fst, plain, out, __func__);
-	}
+	COW_CREATE_FUNCTIONAL(cow_tensor_empty(dtype, ndim, sizes, allocator,
+	    &plain), NULL);
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
 	    __func__);
 }
@@ -32,13 +44,8 @@ cow_tensor_zeros(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
 	COW__CHECK_NOT_NULL(out);
-	if (cow__fn_creating()) {
-		cow_tensor_t *plain = NULL;
-		cow_status_t fst = cow_tensor_zeros(dtype, ndim, sizes,
-		    allocator, &plain);
-
-		return cow__fn_adopt(fst, plain, out, __func__);
-	}
+	COW_CREATE_FUNCTIONAL(cow_tensor_zeros(dtype, ndim, sizes, allocator,
+	    &plain), NULL);
 	/* New storages are zero-filled (cow_storage_new), and all-zero bytes
 	 * are 0 in every dtype. */
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
@@ -53,13 +60,8 @@ cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	cow_status_t st;
 
 	COW__CHECK_NOT_NULL(out);
-	if (cow__fn_creating()) {
-		cow_tensor_t *plain = NULL;
-		cow_status_t fst = cow_tensor_full(dtype, ndim, sizes, value,
-		    allocator, &plain);
-
-		return cow__fn_adopt(fst, plain, out, __func__);
-	}
+	COW_CREATE_FUNCTIONAL(cow_tensor_full(dtype, ndim, sizes, value,
+	    allocator, &plain), &value);
 	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
 	    __func__)) != COW_OK)
 		return st;
@@ -80,13 +82,8 @@ cow_tensor_arange(cow_dtype_t dtype, int64_t n, cow_allocator_t *allocator,
 	char *p;
 
 	COW__CHECK_NOT_NULL(out);
-	if (cow__fn_creating()) {
-		cow_tensor_t *plain = NULL;
-		cow_status_t fst = cow_tensor_arange(dtype, n, allocator,
-		    &plain);
-
-		return cow__fn_adopt(fst, plain, out, __func__);
-	}
+	COW_CREATE_FUNCTIONAL(cow_tensor_arange(dtype, n, allocator, &plain),
+	    NULL);
 	if (n < 0)
 		return cow__error(COW_EINVAL, __func__,
 		    "n %lld is negative", (long long)n);
@@ -116,13 +113,8 @@ cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	char *p;
 
 	COW__CHECK_NOT_NULL(out);
-	if (cow__fn_creating()) {
-		cow_tensor_t *plain = NULL;
-		cow_status_t fst = cow_tensor_from_data(dtype, ndim, sizes,
-		    data, allocator, &plain);
-
-		return cow__fn_adopt(fst, plain, out, __func__);
-	}
+	COW_CREATE_FUNCTIONAL(cow_tensor_from_data(dtype, ndim, sizes, data,
+	    allocator, &plain), NULL);
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), &numel,
 	    &nbytes, __func__)) != COW_OK)
@@ -155,13 +147,8 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 
 	COW__CHECK_NOT_NULL(storage);
 	COW__CHECK_NOT_NULL(out);
-	if (cow__fn_creating()) {
-		cow_tensor_t *plain = NULL;
-		cow_status_t fst = cow_tensor_from_storage(storage, dtype,
-		    ndim, sizes, strides, offset, &plain);
-
-		return cow__fn_adopt(fst, plain, out, __func__);
-	}
+	COW_CREATE_FUNCTIONAL(cow_tensor_from_storage(storage, dtype, ndim,
+	    sizes, strides, offset, &plain), NULL);
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
 	    NULL, __func__)) != COW_OK)
