@@ -28,9 +28,7 @@ seed() {
 s=$dir/corpus/fuzz_storage
 c=$dir/controls/fuzz_storage
 a=$dir/corpus/fuzz_api
-k=$dir/known/fuzz_api
-mkdir -p "$dir/known/fuzz_tensor"
-mkdir -p "$s" "$c" "$a" "$k"
+mkdir -p "$s" "$c" "$a"
 
 # new, clone, write through the clone: the other must not change. This
 # input fails against COW_FAULT_SKIP_MATERIALIZE (the negative control).
@@ -83,9 +81,9 @@ seed "$a/raw_alloc" 09 01 00 40 40 09 02 00 40 03 09 03 00 40 48 09 04 04 \
     05 06 07 08
 seed "$a/misc" 0a 00 0a f6 0a f5 0a 01 0a 80 04 06 06 04 00 00
 
-# Known library bug (fuzz_api.c, KNOWN_BUG_EXTERNAL_ZERO_DATA): an external
-# zero-byte storage over non-NULL data reports that data instead of NULL.
-seed "$k/external_zero_data" 01 31 00 00 00
+# A fixed finding (docs/fuzzing.md): an external zero-byte storage over
+# non-NULL data reported that data instead of NULL.
+seed "$a/known-external_zero_data" 01 31 00 00 00
 seed "$a/external_zero_data" 01 31 00 00 00 05 00 01 05 00 00
 
 # fuzz_tensor ops (fuzz_tensor.c, run_op): 00 zeros, 01 full, 02 from_data
@@ -125,9 +123,9 @@ seed "$t/bool_ops" 01 00 01 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
     01 01 41 15 00 00 00 00 00 15 02 00 00 00 00 12 00 00 00 40 15 03 00 00 \
     00 00 13 05 00 00 00
 
-# Known library bug (fuzz_tensor.c, KNOWN_BUG_EMPTY_HUGE_STRIDES): zeros of
-# shape [0, 3, 2^63 - 1] overflows in cow__contiguous_strides.
-seed "$dir/known/fuzz_tensor/empty_huge_strides" 00 00 03 00 03 ff ff
+# A fixed finding: zeros of shape [0, 3, 2^63 - 1] overflowed in
+# cow__contiguous_strides.
+seed "$t/known-empty_huge_strides" 00 00 03 00 03 ff ff
 
 # fuzz_api tensor calls (0b-0e: api_tensor.c): 00 create, 01 from_storage,
 # 02 accessors, 03 views, 04 reshape modes, 05 ops, 06 retain/release.
@@ -145,9 +143,64 @@ seed "$t/alloc_failures" 00 05 02 02 02 01 01 01 01 01 01 01 01 01 01 01 01 \
     18 01 00 03 01 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 18 \
     02 15 00 00 01 00 00 18 01 10 00 14 01 01 01 01 01 01 01 01 01 01 01 01 \
     01 01 01 01 01 01
-# Known library bug (fuzz_tensor.c, KNOWN_BUG_HUGE_STRIDE_ITER): zeros [1],
-# as_strided(sizes {1}, strides {2^62}), fill_: overflow in cow__iter_add.
-seed "$dir/known/fuzz_tensor/huge_stride_iter" 00 05 01 01 01 01 01 01 01 01 \
+# A fixed finding: zeros [1], as_strided(sizes {1}, strides {2^62}),
+# fill_: overflowed in cow__iter_add.
+seed "$t/known-huge_stride_iter" 00 05 01 01 01 01 01 01 01 01 \
     01 01 01 01 01 01 01 01 01 01 01 0e 00 00 00 00 01 01 7e 01 00 01 00 01 \
     00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 00 01 \
     00 01 00 01 00 12 00 01 00 47
+
+# fuzz_functional (fuzz_functional.c, decode): byte 0 bit 0 turns the trace
+# on; then ops, each OPCODE DST ...: 00 create SUB(zeros full arange
+# from_data) DTYPE NDIM SIZES.. VALUE [DATA..], 01 view SRC KIND ARGS.. (kinds
+# 00 view 01 select 02 slice 03 narrow 04 transpose 05 permute 06 unsqueeze
+# 07 squeeze 08 squeeze_all 09 expand 0a diagonal 0b as_strided), 02 reshape
+# SRC MODE(alias lazy) NDIM SIZES.., 03 lazy_clone SRC, 04 clone SRC,
+# 05 scalar_ SUB(fill add mul) VALUE, 06 binary_ SRC SUB(add mul copy),
+# 07 set NDIM INDEX.. VALUE, 08 binary A B SUB, 09 neg A, 0a sum A SUB DIM,
+# 0b equal A B SUB, 0c transpose_ D0 D1, 0d check, 0e release, 0f fault
+# WORLD(1 + b % 2) NTH(1 + b % 16). A size byte of fa means -1.
+f=$dir/corpus/fuzz_functional
+fc=$dir/controls/fuzz_functional
+mkdir -p "$f" "$fc"
+# the seed's example, traced: x = zeros(2); x1 = x.view(1, 2);
+# x[1].fill_(2); y = x1 + 3
+seed "$f/seed_example" 01 00 00 00 04 01 02 00 01 01 00 00 02 01 02 01 02 00 \
+    01 00 01 05 02 00 02 00 03 01 04 00 03 08 04 01 03 00 0d 04 0d 00
+# two overlapping slices filled one after the other (the later write wins).
+# The same input fails against COW_FAULT_FUNCTIONAL_REVERSE_UPDATES.
+seed "$f/overlapping_fills" 00 00 00 00 02 01 04 00 01 01 00 02 00 00 03 01 \
+    01 02 00 02 00 01 04 01 05 01 00 01 05 02 00 02 0d 00
+seed "$fc/overlapping_fills" 00 00 00 00 02 01 04 00 01 01 00 02 00 00 03 01 \
+    01 02 00 02 00 01 04 01 05 01 00 01 05 02 00 02 0d 00
+# every view kind of arange [3, 1, 4], written through, the base checked
+seed "$f/every_view_kind" 00 00 00 02 05 03 03 01 04 00 \
+    01 01 00 01 02 fe 05 01 01 05 0d 00 \
+    01 01 00 02 02 00 04 02 05 01 02 03 0d 00 \
+    01 01 00 03 00 01 02 00 05 01 00 07 0d 00 \
+    01 01 00 04 00 02 05 01 01 01 0d 00 \
+    01 01 00 05 03 02 00 01 05 01 01 02 0d 00 \
+    01 01 00 06 03 00 05 01 01 03 0d 00 \
+    01 01 00 07 01 00 05 01 01 04 0d 00 \
+    01 01 00 08 05 01 01 05 0d 00 \
+    01 01 00 09 04 01 03 01 04 05 01 01 06 0d 00 \
+    01 02 00 08 01 01 02 0a 01 00 01 05 01 01 07 0d 00 \
+    01 01 00 0b 02 02 03 05 02 01 05 01 00 09 0d 00 \
+    01 01 00 00 02 02 fa 05 01 01 08 0d 00 0d 01 0d 02
+# ops: add_, mul_, add, neg, sums, equal, copy_ with conversion, set
+seed "$f/ops" 00 00 00 02 05 02 02 03 00 00 01 02 05 01 03 00 06 00 01 00 \
+    06 00 01 01 08 02 00 01 00 09 03 02 0a 04 00 00 00 0a 05 00 02 00 \
+    0b 00 02 03 00 00 03 00 02 02 02 03 00 06 03 00 02 07 03 02 01 02 09 \
+    0d 00 0d 01 0d 02 0d 03 0d 04 0d 05
+# transpose_ of an alias, then a write through a view of it
+seed "$f/transpose_inplace" 00 00 00 02 05 02 02 03 00 01 01 00 03 01 00 03 \
+    00 0c 01 00 01 01 02 01 01 00 02 05 02 00 05 0d 00 0d 01 0d 02
+# allocation failures in both functional worlds: in-place op, sum, lazy
+# clone, set
+seed "$f/faults" 00 00 00 02 03 02 04 04 00 01 01 00 01 00 01 01 02 00 01 01 \
+    02 05 01 00 ff 0f 00 01 02 05 02 01 07 0f 00 02 01 0a 03 02 00 00 0f 00 \
+    01 01 03 04 01 0f 00 02 03 07 02 01 03 05 0d 00 0d 03 0d 04
+# reshape in alias and lazy-copy modes, and of a transpose (a copy)
+seed "$f/reshape_modes" 00 00 00 02 05 02 02 03 00 02 01 00 00 01 fa 02 02 00 \
+    01 01 fa 05 01 00 03 05 02 01 01 01 03 00 04 00 01 02 04 03 00 01 fa 05 \
+    04 01 02 0d 00 0d 01 0d 02 0d 04

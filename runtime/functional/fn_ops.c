@@ -363,8 +363,10 @@ cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	cow_status_t st;
 
 	/* Like a strided lazy clone: a new group sharing the whole base,
-	 * with @t's path and layout. */
-	if ((st = cow__fn_sync(t, func)) != COW_OK)
+	 * with @t's path and layout. The base must be current: apply the
+	 * queue even when @t's own value is (its last write may be queued). */
+	if ((st = cow__fn_group_flush(t->fn->group, func)) != COW_OK ||
+	    (st = cow__fn_sync(t, func)) != COW_OK)
 		return st;
 	cow__fval_retain(t->fn->group->base);
 	if ((st = cow__fn_group_new(t->fn->group->base, &g, func)) != COW_OK)

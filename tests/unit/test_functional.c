@@ -778,6 +778,32 @@ Test(functional, clone_and_lazy_clone_do_not_alias)
 	run3(prog_copies);
 }
 
+/* A lazy clone of a tensor whose own last write is still queued (its value
+ * is current, the base is not): the clone must share the written base. A
+ * later write through the clone replays its path on that base. (Found by
+ * fuzz_functional.) */
+static void
+prog_lazy_clone_after_queued_write(struct run *r)
+{
+	cow_tensor_t *x, *c;
+
+	x = arange(2, (int64_t[]){2, 3});
+	TT_OK(cow_tensor_mul_scalar_(x, 10));
+	if (functional(r))
+		cr_assert_eq(info(x).pending_updates, 1);
+	TT_OK(cow_tensor_lazy_clone(x, &c));
+	TT_OK(cow_tensor_set_f64(c, (int64_t[]){1, 2}, -1));
+	expect(r, "c", c, (double[]){0, 10, 20, 30, 40, -1});
+	expect(r, "x", x, (double[]){0, 10, 20, 30, 40, 50});
+	cow_tensor_release(c);
+	cow_tensor_release(x);
+}
+
+Test(functional, lazy_clone_after_a_queued_write)
+{
+	run3(prog_lazy_clone_after_queued_write);
+}
+
 static cow_reshape_mode_t cur_mode;
 
 static void

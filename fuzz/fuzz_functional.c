@@ -1,0 +1,846 @@
+/*
+ * fuzz_functional.c - programs with views and in-place ops, run three ways
+ * side by side and checked against each other after every operation:
+ *
+ *   world 0: the ordinary strided runtime (plain tensors, views alias);
+ *   world 1: functional mode on the strided backend;
+ *   world 2: the opaque test backend (no strides, no sharing), which needs
+ *            functionalization.
+ *
+ * Each world holds SLOTS tensor handles. An operation is decoded once and
+ * executed in each world in turn (the thread's mode and backend set for
+ * that world); every world must return the same status (and the same
+ * answer, for equal). The CHECK operation, and the end of every input,
+ * compare a slot's metadata (dtype, sizes, strides of dimensions longer
+ * than 1, offset when it has elements, contiguity) and every value across
+ * the worlds: a read, which makes the layer apply its queued updates.
+ *
+ * FAULT arms an allocation failure in world 1 or 2 for the next operation:
+ * when the call fails (COW_ENOMEM) it must not have changed any value of
+ * that world nor written its out-parameter; the call is then retried
+ * unarmed and must agree with world 0. Allocations go through a capped
+ * allocator per world, whose live bytes must be 0 once every slot is
+ * released, and LeakSanitizer checks the rest.
+ *
+ * Exactness: values are small integers and scalars integers, so every
+ * elementwise op gives one IEEE result in every world. A float sum depends
+ * on the order of its additions, so it runs only when every input element
+ * is an integer of magnitude at most 2^15 (exact in float32 for up to 2^8
+ * elements); otherwise it is skipped in every world. An operation whose
+ * result in world 0 has more than MAX_NUMEL elements is skipped too.
+ *
+ * FUZZ_FUNCTIONAL_TRACE=1 in the environment prints each operation and
+ * its status (world 0's) as it runs.
+ *
+ * Input: byte 0, bit 0: record a trace (checked to be view-free IR at the
+ * end); then operations, one opcode byte each followed by its arguments
+ * (see decode(); fuzz/make_seeds.sh writes seeds in this format).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowstore/cowstore.h>
+
+#include "fuzz_input.h"
+
+#define SLOTS 6
+#define WORLDS 3
+#define MAX_OPS 96
+#define MAX_NUMEL 256
+#define MAXD COW_TENSOR_MAX_NDIM
+#define CAP_BYTES (1u << 20)
+#define SUM_EXACT 32768.0
+
+/* FUZZ_FUNCTIONAL_TRACE set: print every operation and its status. */
+static bool verbose;
+
+static const char *const world_name[WORLDS] = {"plain",
+    "functional strided", "functional opaque"};
+
+enum op_kind {
+	OP_CREATE, OP_VIEW, OP_RESHAPE, OP_LAZY_CLONE, OP_CLONE, OP_SCALAR_,
+	OP_BINARY_, OP_SET, OP_BINARY, OP_NEG, OP_SUM, OP_EQUAL,
+	OP_TRANSPOSE_, OP_CHECK, OP_RELEASE, OP_FAULT, OP_COUNT
+};
+
+static const char *const op_name[OP_COUNT] = {"create", "view", "reshape",
+    "lazy_clone", "clone", "scalar_", "binary_", "set", "binary", "neg",
+    "sum", "equal", "transpose_", "check", "release", "fault"};
+
+enum view_kind {
+	VK_VIEW, VK_SELECT, VK_SLICE, VK_NARROW, VK_TRANSPOSE, VK_PERMUTE,
+	VK_UNSQUEEZE, VK_SQUEEZE, VK_SQUEEZE_ALL, VK_EXPAND, VK_DIAGONAL,
+	VK_AS_STRIDED, VK_COUNT
+};
+
+/* One decoded operation; its meaning per kind is in exec(). */
+struct op {
+	enum op_kind kind;
+	int sub;                  /* creation / view kind, scalar op, ... */
+	int dst, a, b;            /* slots */
+	cow_dtype_t dtype;
+	int ndim;                 /* of sizes / strides / perm / index */
+	int64_t sizes[MAXD + 1];
+	int64_t strides[MAXD + 1];
+	int perm[MAXD + 1];
+	int64_t x, y, z;          /* dims, indices, offsets, steps */
+	double value;
+	double data[MAX_NUMEL];   /* from_data */
+	int world;                /* fault: 1 or 2 */
+	unsigned nth;             /* fault: the nth allocation fails */
+};
+
+/* A capped allocator that can fail its nth next allocation. */
+struct cap {
+	unsigned fail_in;
+};
+
+struct world {
+	cow_tensor_t *h[SLOTS];
+	cow_allocator_t *alloc;
+	struct cap cap;
+};
+
+struct fz {
+	struct world w[WORLDS];
+	size_t op;
+	const char *what;
+};
+
+static void fail(const struct fz *z, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+static void
+fail(const struct fz *z, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "fuzz_functional: worlds disagree after op %zu (%s): ",
+	    z->op, z->what != NULL ? z->what : "?");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	abort();
+}
+
+static void *
+cap_alloc(void *state, size_t nbytes, size_t alignment)
+{
+	struct cap *c = state;
+	void *p = NULL;
+
+	if (c->fail_in > 0 && --c->fail_in == 0)
+		return NULL;
+	if (nbytes > CAP_BYTES || posix_memalign(&p, alignment, nbytes) != 0)
+		return NULL;
+	return p;
+}
+
+static void
+cap_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+{
+	(void)state;
+	(void)nbytes;
+	(void)alignment;
+	free(ptr);
+}
+
+static const cow_allocator_ops_t cap_ops = {cap_alloc, cap_free};
+
+/* ------------------------------------------------------------------ */
+/* Decoding.                                                            */
+
+static int
+pick_slot(struct fuzz_input *in)
+{
+	return fuzz_u8(in) % SLOTS;
+}
+
+/* Mostly 0..4; sometimes -1 (inferred / invalid) or 5..8. */
+static int64_t
+pick_size(struct fuzz_input *in)
+{
+	uint8_t b = fuzz_u8(in);
+
+	if (b >= 250)
+		return b == 250 ? -1 : (int64_t)(b - 246);
+	return b % 5;
+}
+
+/* A small signed value, sometimes an extreme one. */
+static int64_t
+pick_small(struct fuzz_input *in)
+{
+	uint8_t b = fuzz_u8(in);
+
+	if (b == 0x7f)
+		return INT64_MAX;
+	if (b == 0x80)
+		return INT64_MIN;
+	return (int8_t)b % 7;
+}
+
+static int
+pick_dim(struct fuzz_input *in)
+{
+	return (int8_t)fuzz_u8(in) % 6;
+}
+
+static double
+pick_value(struct fuzz_input *in)
+{
+	return (double)((int8_t)fuzz_u8(in) % 8);
+}
+
+static void
+pick_shape(struct fuzz_input *in, struct op *o, int max_ndim)
+{
+	o->ndim = fuzz_u8(in) % (max_ndim + 1);
+	for (int d = 0; d < o->ndim; d++)
+		o->sizes[d] = pick_size(in);
+}
+
+static void
+decode_view(struct fuzz_input *in, struct op *o)
+{
+	o->sub = fuzz_u8(in) % VK_COUNT;
+	switch (o->sub) {
+	case VK_VIEW:
+	case VK_EXPAND:
+		pick_shape(in, o, 5);
+		break;
+	case VK_SELECT:
+	case VK_UNSQUEEZE:
+	case VK_SQUEEZE:
+		o->x = pick_dim(in);
+		o->y = pick_small(in);
+		break;
+	case VK_SLICE:
+	case VK_NARROW:
+		o->x = pick_dim(in);
+		o->y = pick_small(in);
+		o->z = pick_small(in);
+		o->value = (double)pick_small(in); /* the step */
+		break;
+	case VK_TRANSPOSE:
+		o->x = pick_dim(in);
+		o->y = pick_dim(in);
+		break;
+	case VK_PERMUTE:
+		o->ndim = fuzz_u8(in) % 6;
+		for (int d = 0; d < o->ndim; d++)
+			o->perm[d] = pick_dim(in);
+		break;
+	case VK_DIAGONAL:
+		o->z = pick_small(in);
+		o->x = pick_dim(in);
+		o->y = pick_dim(in);
+		break;
+	case VK_AS_STRIDED:
+		pick_shape(in, o, 4);
+		for (int d = 0; d < o->ndim; d++)
+			o->strides[d] = fuzz_u8(in) % 6;
+		o->z = fuzz_u8(in) % 10;
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+decode(struct fuzz_input *in, struct op *o)
+{
+	memset(o, 0, sizeof *o);
+	o->kind = fuzz_u8(in) % OP_COUNT;
+	o->dst = pick_slot(in);
+	switch (o->kind) {
+	case OP_CREATE:
+		o->sub = fuzz_u8(in) % 4; /* zeros, full, arange, from_data */
+		o->dtype = fuzz_u8(in) % COW_DTYPE_COUNT;
+		pick_shape(in, o, 4);
+		o->value = pick_value(in);
+		if (o->sub == 3) {
+			int64_t n = 1;
+
+			for (int d = 0; d < o->ndim; d++)
+				n *= o->sizes[d] < 0 ? 0 : o->sizes[d];
+			for (int64_t k = 0; k < n && k < MAX_NUMEL; k++)
+				o->data[k] = pick_value(in);
+		}
+		break;
+	case OP_VIEW:
+		o->a = pick_slot(in);
+		decode_view(in, o);
+		break;
+	case OP_RESHAPE:
+		o->a = pick_slot(in);
+		o->sub = fuzz_u8(in) % 2; /* alias, lazy copy */
+		pick_shape(in, o, 5);
+		break;
+	case OP_LAZY_CLONE:
+	case OP_CLONE:
+	case OP_NEG:
+		o->a = pick_slot(in);
+		break;
+	case OP_SCALAR_:
+		o->sub = fuzz_u8(in) % 3; /* fill_, add_scalar_, mul_scalar_ */
+		o->value = pick_value(in);
+		break;
+	case OP_BINARY_:
+		o->a = pick_slot(in);
+		o->sub = fuzz_u8(in) % 3; /* add_, mul_, copy_ */
+		break;
+	case OP_SET:
+		o->ndim = fuzz_u8(in) % (MAXD + 1);
+		for (int d = 0; d < o->ndim; d++)
+			o->sizes[d] = pick_small(in); /* the index */
+		o->value = pick_value(in);
+		break;
+	case OP_BINARY:
+	case OP_EQUAL:
+		o->a = pick_slot(in);
+		o->b = pick_slot(in);
+		o->sub = fuzz_u8(in) % 2; /* add, mul */
+		break;
+	case OP_SUM:
+		o->a = pick_slot(in);
+		o->sub = fuzz_u8(in) % 3; /* all, dim, dim keepdim */
+		o->x = pick_dim(in);
+		break;
+	case OP_TRANSPOSE_:
+		o->x = pick_dim(in);
+		o->y = pick_dim(in);
+		break;
+	case OP_FAULT:
+		o->world = 1 + fuzz_u8(in) % 2;
+		o->nth = 1 + fuzz_u8(in) % 16;
+		break;
+	default:
+		break;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Execution in one world.                                              */
+
+static void
+enter_world(int w)
+{
+	(void)cow_backend_set_thread(w == 2 ? cow_backend_opaque_test() :
+	    cow_backend_strided(), NULL);
+	(void)cow_functional_mode_set_thread(w == 1, NULL);
+}
+
+static cow_status_t
+exec_view(const struct op *o, cow_tensor_t *t, cow_tensor_t **out)
+{
+	switch (o->sub) {
+	case VK_VIEW:
+		return cow_tensor_view(t, o->ndim, o->sizes, out);
+	case VK_SELECT:
+		return cow_tensor_select(t, (int)o->x, o->y, out);
+	case VK_SLICE:
+		return cow_tensor_slice(t, (int)o->x, o->y, o->z,
+		    (int64_t)o->value, out);
+	case VK_NARROW:
+		return cow_tensor_narrow(t, (int)o->x, o->y, o->z, out);
+	case VK_TRANSPOSE:
+		return cow_tensor_transpose(t, (int)o->x, (int)o->y, out);
+	case VK_PERMUTE:
+		return cow_tensor_permute(t, o->ndim, o->perm, out);
+	case VK_UNSQUEEZE:
+		return cow_tensor_unsqueeze(t, (int)o->x, out);
+	case VK_SQUEEZE:
+		return cow_tensor_squeeze(t, (int)o->x, out);
+	case VK_SQUEEZE_ALL:
+		return cow_tensor_squeeze_all(t, out);
+	case VK_EXPAND:
+		return cow_tensor_expand(t, o->ndim, o->sizes, out);
+	case VK_DIAGONAL:
+		return cow_tensor_diagonal(t, o->z, (int)o->x, (int)o->y, out);
+	default:
+		return cow_tensor_as_strided(t, o->ndim, o->sizes, o->strides,
+		    o->z, out);
+	}
+}
+
+static cow_status_t
+exec_create(const struct op *o, cow_allocator_t *alloc, cow_tensor_t **out)
+{
+	int64_t n;
+	cow_tensor_t *flat;
+	cow_status_t st;
+
+	switch (o->sub) {
+	case 0:
+		return cow_tensor_zeros(o->dtype, o->ndim, o->sizes, alloc,
+		    out);
+	case 1:
+		return cow_tensor_full(o->dtype, o->ndim, o->sizes, o->value,
+		    alloc, out);
+	case 2:
+		/* arange of the shape's element count, viewed as the shape */
+		n = 1;
+		for (int d = 0; d < o->ndim; d++)
+			n *= o->sizes[d] < 0 ? 1 : o->sizes[d];
+		if ((st = cow_tensor_arange(o->dtype, n, alloc, &flat)) !=
+		    COW_OK)
+			return st;
+		st = cow_tensor_view(flat, o->ndim, o->sizes, out);
+		cow_tensor_release(flat);
+		return st;
+	default: {
+		/* from_data: the caller's bytes in the dtype (elements past
+		 * MAX_NUMEL are 0; such a tensor is skipped anyway). Shapes
+		 * are at most 4 dims of at most 9: n <= 6561. */
+		size_t isz = cow_dtype_size(o->dtype);
+		unsigned char *buf;
+
+		n = 1;
+		for (int d = 0; d < o->ndim; d++)
+			n *= o->sizes[d] < 0 ? 0 : o->sizes[d];
+		if ((buf = calloc((size_t)n + 1, 8)) == NULL)
+			abort();
+		for (int64_t k = 0; k < n && k < MAX_NUMEL; k++) {
+			double v = o->data[k];
+			unsigned char *p = buf + k * (int64_t)isz;
+
+			switch (o->dtype) {
+			case COW_DTYPE_BOOL:
+				*p = v != 0;
+				break;
+			case COW_DTYPE_UINT8:
+				*p = (unsigned char)(int)v;
+				break;
+			case COW_DTYPE_INT32: {
+				int32_t x = (int32_t)v;
+				memcpy(p, &x, 4);
+				break;
+			}
+			case COW_DTYPE_INT64: {
+				int64_t x = (int64_t)v;
+				memcpy(p, &x, 8);
+				break;
+			}
+			case COW_DTYPE_FLOAT32: {
+				float x = (float)v;
+				memcpy(p, &x, 4);
+				break;
+			}
+			default:
+				memcpy(p, &v, 8);
+				break;
+			}
+		}
+		st = cow_tensor_from_data(o->dtype, o->ndim, o->sizes, buf,
+		    alloc, out);
+		free(buf);
+		return st;
+	}
+	}
+}
+
+/* The result of one operation in one world. */
+struct result {
+	cow_status_t st;
+	bool eq;             /* equal's answer */
+	cow_tensor_t *made;  /* a new tensor for slot dst (or NULL) */
+};
+
+static cow_tensor_t *
+slot(const struct world *w, int i)
+{
+	return w->h[i];
+}
+
+/* Execute @o in world @wi. Tensor arguments may be NULL (empty slots):
+ * every public function must then fail with COW_EINVAL. */
+static struct result
+exec(struct world *w, int wi, const struct op *o)
+{
+	struct result r = {COW_OK, false, NULL};
+	cow_tensor_t *d = slot(w, o->dst), *a = slot(w, o->a),
+	    *b = slot(w, o->b);
+	cow_reshape_mode_t prev;
+
+	enter_world(wi);
+	switch (o->kind) {
+	case OP_CREATE:
+		r.st = exec_create(o, w->alloc, &r.made);
+		break;
+	case OP_VIEW:
+		r.st = exec_view(o, a, &r.made);
+		break;
+	case OP_RESHAPE:
+		(void)cow_reshape_mode_set_thread(o->sub == 0 ?
+		    COW_RESHAPE_ALIAS : COW_RESHAPE_LAZY_COPY, &prev);
+		r.st = cow_tensor_reshape(a, o->ndim, o->sizes, &r.made);
+		(void)cow_reshape_mode_set_thread(prev, NULL);
+		break;
+	case OP_LAZY_CLONE:
+		r.st = cow_tensor_lazy_clone(a, &r.made);
+		break;
+	case OP_CLONE:
+		r.st = cow_tensor_clone(a, &r.made);
+		break;
+	case OP_SCALAR_:
+		r.st = o->sub == 0 ? cow_tensor_fill_(d, o->value) :
+		    o->sub == 1 ? cow_tensor_add_scalar_(d, o->value) :
+		    cow_tensor_mul_scalar_(d, o->value);
+		break;
+	case OP_BINARY_:
+		r.st = o->sub == 0 ? cow_tensor_add_(d, a) :
+		    o->sub == 1 ? cow_tensor_mul_(d, a) : cow_tensor_copy_(d, a);
+		break;
+	case OP_SET:
+		r.st = cow_tensor_set_f64(d, o->sizes, o->value);
+		break;
+	case OP_BINARY:
+		r.st = o->sub == 0 ? cow_tensor_add(a, b, &r.made) :
+		    cow_tensor_mul(a, b, &r.made);
+		break;
+	case OP_NEG:
+		r.st = cow_tensor_neg(a, &r.made);
+		break;
+	case OP_SUM:
+		r.st = o->sub == 0 ? cow_tensor_sum(a, &r.made) :
+		    cow_tensor_sum_dim(a, (int)o->x, o->sub == 2, &r.made);
+		break;
+	case OP_EQUAL:
+		r.st = cow_tensor_equal(a, b, &r.eq);
+		break;
+	case OP_TRANSPOSE_:
+		if (wi != 0) {
+			r.st = cow_functional_transpose_(d, (int)o->x,
+			    (int)o->y);
+			break;
+		}
+		/* Plain metadata is immutable: the plain world swaps the
+		 * handle for the transposed view. */
+		if ((r.st = cow_tensor_transpose(d, (int)o->x, (int)o->y,
+		    &r.made)) == COW_OK) {
+			cow_tensor_release(w->h[o->dst]);
+			w->h[o->dst] = r.made;
+			r.made = NULL;
+		}
+		break;
+	default:
+		break;
+	}
+	enter_world(0);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Comparing worlds.                                                    */
+
+static bool
+same_value(double x, double y)
+{
+	return x == y || (isnan(x) && isnan(y));
+}
+
+static bool
+next_index(int ndim, const int64_t *sizes, int64_t *idx)
+{
+	for (int d = ndim - 1; d >= 0; d--) {
+		if (++idx[d] < sizes[d])
+			return true;
+		idx[d] = 0;
+	}
+	return false;
+}
+
+/* Read every value of @t (a read: syncs a functional tensor). */
+static void
+read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v)
+{
+	int64_t idx[MAXD] = {0}, k = 0;
+	cow_status_t st;
+
+	if (cow_tensor_numel(t) == 0)
+		return;
+	do {
+		if ((st = cow_tensor_get_f64(t, idx, &v[k])) != COW_OK)
+			fail(z, "%s: reading element %lld: %s (%s)",
+			    world_name[wi], (long long)k, cow_status_str(st),
+			    cow_last_error());
+		k++;
+	} while (next_index(cow_tensor_ndim(t), cow_tensor_sizes(t), idx));
+}
+
+static void
+compare_slot(const struct fz *z, int s)
+{
+	static double ref[MAX_NUMEL], got[MAX_NUMEL];
+	const cow_tensor_t *t0 = z->w[0].h[s];
+
+	for (int wi = 1; wi < WORLDS; wi++) {
+		const cow_tensor_t *t = z->w[wi].h[s];
+
+		if ((t == NULL) != (t0 == NULL))
+			fail(z, "slot %d: empty in one world only", s);
+		if (t == NULL)
+			continue;
+		if (!cow_tensor_is_functional(t))
+			fail(z, "slot %d: %s tensor is plain", s,
+			    world_name[wi]);
+		if (cow_tensor_dtype(t) != cow_tensor_dtype(t0) ||
+		    cow_tensor_ndim(t) != cow_tensor_ndim(t0))
+			fail(z, "slot %d: dtype/ndim %d/%d, %s %d/%d", s,
+			    cow_tensor_dtype(t0), cow_tensor_ndim(t0),
+			    world_name[wi], cow_tensor_dtype(t),
+			    cow_tensor_ndim(t));
+		for (int d = 0; d < cow_tensor_ndim(t); d++) {
+			int64_t n = cow_tensor_sizes(t0)[d];
+
+			if (cow_tensor_sizes(t)[d] != n ||
+			    (n > 1 && cow_tensor_strides(t)[d] !=
+			    cow_tensor_strides(t0)[d]))
+				fail(z, "slot %d: dim %d: size/stride "
+				    "%lld/%lld, %s %lld/%lld", s, d,
+				    (long long)n,
+				    (long long)cow_tensor_strides(t0)[d],
+				    world_name[wi],
+				    (long long)cow_tensor_sizes(t)[d],
+				    (long long)cow_tensor_strides(t)[d]);
+		}
+		if (cow_tensor_numel(t0) > 0 &&
+		    cow_tensor_offset(t) != cow_tensor_offset(t0))
+			fail(z, "slot %d: offset %lld, %s %lld", s,
+			    (long long)cow_tensor_offset(t0), world_name[wi],
+			    (long long)cow_tensor_offset(t));
+		if (cow_tensor_is_contiguous(t) != cow_tensor_is_contiguous(t0))
+			fail(z, "slot %d: contiguity differs in %s", s,
+			    world_name[wi]);
+		if (wi == 1)
+			read_values(z, 0, t0, ref);
+		read_values(z, wi, t, got);
+		for (int64_t k = 0; k < cow_tensor_numel(t0); k++)
+			if (!same_value(ref[k], got[k]))
+				fail(z, "slot %d: element %lld is %.17g, %s "
+				    "%.17g", s, (long long)k, ref[k],
+				    world_name[wi], got[k]);
+	}
+}
+
+/* Snapshot (or compare against one) every value of world @wi. */
+struct snapshot {
+	bool live[SLOTS];
+	int64_t numel[SLOTS];
+	double v[SLOTS][MAX_NUMEL];
+};
+
+static void
+snapshot_take(const struct fz *z, int wi, struct snapshot *s)
+{
+	for (int i = 0; i < SLOTS; i++) {
+		const cow_tensor_t *t = z->w[wi].h[i];
+
+		s->live[i] = t != NULL;
+		s->numel[i] = t != NULL ? cow_tensor_numel(t) : 0;
+		if (t != NULL)
+			read_values(z, wi, t, s->v[i]);
+	}
+}
+
+static void
+snapshot_check(const struct fz *z, int wi, const struct snapshot *s)
+{
+	static struct snapshot now;
+
+	snapshot_take(z, wi, &now);
+	for (int i = 0; i < SLOTS; i++) {
+		if (now.live[i] != s->live[i] || now.numel[i] != s->numel[i])
+			fail(z, "%s: a failed call changed slot %d",
+			    world_name[wi], i);
+		for (int64_t k = 0; k < now.numel[i]; k++)
+			if (!same_value(now.v[i][k], s->v[i][k]))
+				fail(z, "%s: a failed call changed slot %d "
+				    "element %lld: %.17g to %.17g",
+				    world_name[wi], i, (long long)k,
+				    s->v[i][k], now.v[i][k]);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* One operation, every world.                                          */
+
+static void
+put(struct world *w, int s, cow_tensor_t *t)
+{
+	cow_tensor_release(w->h[s]);
+	w->h[s] = t;
+}
+
+static bool
+is_float(cow_dtype_t d)
+{
+	return d == COW_DTYPE_FLOAT32 || d == COW_DTYPE_FLOAT64;
+}
+
+/* May a float sum of @t run (exact in any order)? */
+static bool
+sum_is_exact(const struct fz *z, const cow_tensor_t *t)
+{
+	static double v[MAX_NUMEL];
+
+	if (t == NULL || !is_float(cow_tensor_dtype(t)))
+		return true;
+	read_values(z, 0, t, v);
+	for (int64_t k = 0; k < cow_tensor_numel(t); k++)
+		if (!(fabs(v[k]) <= SUM_EXACT) || v[k] != floor(v[k]))
+			return false;
+	return true;
+}
+
+/* Apply a successful result @r of @o to world @w. */
+static void
+commit(struct world *w, const struct op *o, struct result *r)
+{
+	if (r->made != NULL)
+		put(w, o->dst, r->made);
+	r->made = NULL;
+}
+
+static void
+run_op(struct fz *z, const struct op *o, int fault_world, unsigned nth)
+{
+	static struct snapshot before;
+	struct result r0, r;
+
+	z->what = op_name[o->kind];
+	if (o->kind == OP_SUM && !sum_is_exact(z, z->w[0].h[o->a]))
+		return;
+	r0 = exec(&z->w[0], 0, o);
+	if (verbose)
+		fprintf(stderr, "fuzz_functional: op %zu %s/%d dst %d a %d "
+		    "b %d -> %s%s%s\n", z->op, op_name[o->kind], o->sub, o->dst,
+		    o->a, o->b, cow_status_str(r0.st),
+		    r0.st != COW_OK ? ": " : "",
+		    r0.st != COW_OK ? cow_last_error() : "");
+	if (r0.made != NULL && cow_tensor_numel(r0.made) > MAX_NUMEL) {
+		cow_tensor_release(r0.made);
+		return; /* too large to compare: skipped everywhere */
+	}
+	for (int wi = 1; wi < WORLDS; wi++) {
+		struct world *w = &z->w[wi];
+
+		if (fault_world == wi) {
+			snapshot_take(z, wi, &before);
+			w->cap.fail_in = nth;
+			r = exec(w, wi, o);
+			w->cap.fail_in = 0;
+			if (r.st == COW_ENOMEM) {
+				if (r.made != NULL)
+					fail(z, "%s: out written by a failed "
+					    "call", world_name[wi]);
+				snapshot_check(z, wi, &before);
+				r = exec(w, wi, o);
+			}
+		} else {
+			r = exec(w, wi, o);
+		}
+		if (r.st != r0.st)
+			fail(z, "status %s (%s), %s %s (%s)",
+			    cow_status_str(r0.st), world_name[0],
+			    world_name[wi], cow_status_str(r.st),
+			    cow_last_error());
+		if (o->kind == OP_EQUAL && r.eq != r0.eq)
+			fail(z, "equal is %d, %s %d", r0.eq, world_name[wi],
+			    r.eq);
+		if ((r.made == NULL) != (r0.made == NULL))
+			fail(z, "a result in one world only");
+		commit(w, o, &r);
+	}
+	commit(&z->w[0], o, &r0);
+	if (o->kind == OP_CHECK)
+		compare_slot(z, o->dst);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void
+check_trace(cow_functional_trace_t *tr)
+{
+	if (!cow_functional_trace_complete(tr)) {
+		fprintf(stderr, "fuzz_functional: trace incomplete\n");
+		abort();
+	}
+	for (size_t i = 0; i < cow_functional_trace_length(tr); i++) {
+		const char *l = cow_functional_trace_line(tr, i);
+
+		if (l[0] != '%' || strstr(l, " = ") == NULL) {
+			fprintf(stderr, "fuzz_functional: trace line %zu "
+			    "'%s'\n", i, l);
+			abort();
+		}
+	}
+	cow_functional_trace_free(tr);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct fz z;
+	static struct op o;
+	struct fuzz_input in = {data, size};
+	cow_functional_trace_t *tr = NULL;
+	bool tracing;
+	int fault_world = 0;
+	unsigned nth = 0;
+
+	verbose = getenv("FUZZ_FUNCTIONAL_TRACE") != NULL;
+	memset(&z, 0, sizeof z);
+	for (int wi = 0; wi < WORLDS; wi++)
+		if (cow_allocator_new(&cap_ops, &z.w[wi].cap, "capped",
+		    &z.w[wi].alloc) != COW_OK)
+			abort();
+	tracing = (fuzz_u8(&in) & 1) != 0;
+	if (tracing && cow_functional_trace_start() != COW_OK)
+		abort();
+	for (z.op = 0; z.op < MAX_OPS && fuzz_more(&in); z.op++) {
+		decode(&in, &o);
+		if (o.kind == OP_FAULT) {
+			fault_world = o.world;
+			nth = o.nth;
+			continue;
+		}
+		if (o.kind == OP_RELEASE) {
+			for (int wi = 0; wi < WORLDS; wi++)
+				put(&z.w[wi], o.dst, NULL);
+			continue;
+		}
+		/* An armed failure applies to this operation only. */
+		run_op(&z, &o, fault_world, nth);
+		fault_world = 0;
+	}
+	z.what = "the end";
+	for (int s = 0; s < SLOTS; s++)
+		compare_slot(&z, s);
+	for (int wi = 0; wi < WORLDS; wi++) {
+		cow_alloc_stats_t st;
+
+		for (int s = 0; s < SLOTS; s++)
+			put(&z.w[wi], s, NULL);
+		if (cow_allocator_stats(z.w[wi].alloc, &st) != COW_OK ||
+		    st.live_bytes != 0) {
+			fprintf(stderr, "fuzz_functional: %s leaked %llu "
+			    "bytes\n", world_name[wi],
+			    (unsigned long long)st.live_bytes);
+			abort();
+		}
+		if (cow_allocator_destroy(z.w[wi].alloc) != COW_OK)
+			abort();
+	}
+	if (tracing) {
+		if (cow_functional_trace_stop(&tr) != COW_OK)
+			abort();
+		check_trace(tr);
+	}
+	return 0;
+}
