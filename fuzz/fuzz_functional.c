@@ -86,7 +86,8 @@ struct op {
 	int64_t sizes[MAXD + 1];
 	int64_t strides[MAXD + 1];
 	int perm[MAXD + 1];
-	int64_t x, y, z;          /* dims, indices, offsets, steps */
+	int64_t x, y, z;          /* dims, indices, offsets */
+	int64_t step;             /* slice */
 	double value;
 	double data[MAX_NUMEL];   /* from_data */
 	int world;                /* fault: 1 or 2 */
@@ -224,7 +225,7 @@ decode_view(struct fuzz_input *in, struct op *o)
 		o->x = pick_dim(in);
 		o->y = pick_small(in);
 		o->z = pick_small(in);
-		o->value = (double)pick_small(in); /* the step */
+		o->step = pick_small(in);
 		break;
 	case VK_TRANSPOSE:
 		o->x = pick_dim(in);
@@ -344,8 +345,8 @@ exec_view(const struct op *o, cow_tensor_t *t, cow_tensor_t **out)
 	case VK_SELECT:
 		return cow_tensor_select(t, (int)o->x, o->y, out);
 	case VK_SLICE:
-		return cow_tensor_slice(t, (int)o->x, o->y, o->z,
-		    (int64_t)o->value, out);
+		return cow_tensor_slice(t, (int)o->x, o->y, o->z, o->step,
+		    out);
 	case VK_NARROW:
 		return cow_tensor_narrow(t, (int)o->x, o->y, o->z, out);
 	case VK_TRANSPOSE:
