@@ -44,6 +44,7 @@
 
 #include <cowstore/cowstore.h>
 
+#include "fuzz_cap.h"
 #include "fuzz_input.h"
 
 #define SLOTS 6
@@ -51,7 +52,6 @@
 #define MAX_OPS 96
 #define MAX_NUMEL 256
 #define MAXD COW_TENSOR_MAX_NDIM
-#define CAP_BYTES (1u << 20)
 #define SUM_EXACT 32768.0
 
 /* FUZZ_FUNCTIONAL_TRACE set: print every operation and its status. */
@@ -94,11 +94,6 @@ struct op {
 	unsigned nth;             /* fault: the nth allocation fails */
 };
 
-/* A capped allocator that can fail its nth next allocation. */
-struct cap {
-	unsigned fail_in;
-};
-
 struct world {
 	cow_tensor_t *h[SLOTS];
 	cow_allocator_t *alloc;
@@ -128,29 +123,6 @@ fail(const struct fz *z, const char *fmt, ...)
 	abort();
 }
 
-static void *
-cap_alloc(void *state, size_t nbytes, size_t alignment)
-{
-	struct cap *c = state;
-	void *p = NULL;
-
-	if (c->fail_in > 0 && --c->fail_in == 0)
-		return NULL;
-	if (nbytes > CAP_BYTES || posix_memalign(&p, alignment, nbytes) != 0)
-		return NULL;
-	return p;
-}
-
-static void
-cap_free(void *state, void *ptr, size_t nbytes, size_t alignment)
-{
-	(void)state;
-	(void)nbytes;
-	(void)alignment;
-	free(ptr);
-}
-
-static const cow_allocator_ops_t cap_ops = {cap_alloc, cap_free};
 
 /* ------------------------------------------------------------------ */
 /* Decoding.                                                            */

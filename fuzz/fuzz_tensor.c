@@ -32,24 +32,18 @@
 #include <cowstore/ops.h>
 #include <cowstore/tensor.h>
 
+#include "fuzz_cap.h"
 #include "fuzz_input.h"
 #include "tensor_model.h"
 
 #define MAX_OPS 128
 #define MAX_NUMEL 1024 /* larger results are checked, then dropped */
-#define CAP_BYTES (1u << 20)
 #define ARGS (TM_MAX_NDIM + 2) /* argument arrays: room past the limit */
 
 __extension__ typedef __int128 i128;
 
 #define S(st) (1u << -(st))
 #define S_OK S(COW_OK)
-
-/* The capped allocator's state: it can also fail one chosen allocation. */
-struct cap {
-	unsigned fail_in;  /* 0: off; k: the k-th allocation from now fails */
-	unsigned injected; /* failures injected so far */
-};
 
 struct fz {
 	struct tm_model m;
@@ -83,31 +77,6 @@ fail(const struct fz *z, const char *fmt, ...)
 	abort();
 }
 
-static void *
-capped_alloc(void *state, size_t nbytes, size_t alignment)
-{
-	struct cap *c = state;
-	void *p = NULL;
-
-	if (c->fail_in > 0 && --c->fail_in == 0) {
-		c->injected++;
-		return NULL;
-	}
-	if (nbytes > CAP_BYTES || posix_memalign(&p, alignment, nbytes) != 0)
-		return NULL;
-	return p;
-}
-
-static void
-capped_free(void *state, void *ptr, size_t nbytes, size_t alignment)
-{
-	(void)state;
-	(void)nbytes;
-	(void)alignment;
-	free(ptr);
-}
-
-static const cow_allocator_ops_t capped_ops = {capped_alloc, capped_free};
 
 /* ------------------------------------------------------------------ */
 /* Decoding arguments.                                                  */
@@ -1699,7 +1668,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&z, 0, sizeof z);
 	tm_init(&z.m);
 	z.func = "setup";
-	if (cow_allocator_new(&capped_ops, &z.cap, "capped", &z.capped) !=
+	if (cow_allocator_new(&cap_ops, &z.cap, "capped", &z.capped) !=
 	    COW_OK)
 		fail(&z, "%s", cow_last_error());
 	cow_allocator_stats(cow_allocator_default(), &st);

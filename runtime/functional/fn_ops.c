@@ -414,26 +414,6 @@ cow__fn_mutable_data(cow_tensor_t *t, void **out)
 	    "to the functionalization layer): use ops");
 }
 
-/* Normalise @index against @t's sizes (errors as access.c). */
-static cow_status_t
-cow_index(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
-    const char *func)
-{
-	if (t->ndim > 0 && index == NULL)
-		return cow__error(COW_EINVAL, func,
-		    "index is NULL but the tensor has %d dimensions", t->ndim);
-	for (int d = 0; d < t->ndim; d++) {
-		int64_t i = index[d], n = t->sizes[d];
-
-		if (i < -n || i >= n)
-			return cow__error(COW_ERANGE, func,
-			    "index %lld out of range for dim %d of size %lld",
-			    (long long)i, d, (long long)n);
-		idx[d] = i < 0 ? i + n : i;
-	}
-	return COW_OK;
-}
-
 cow_status_t
 cow__fn_get(const cow_tensor_t *t, const int64_t *index, double *f,
     int64_t *i, const char *func)
@@ -442,7 +422,7 @@ cow__fn_get(const cow_tensor_t *t, const int64_t *index, double *f,
 	const char *p;
 	cow_status_t st;
 
-	if ((st = cow_index(t, index, idx, func)) != COW_OK ||
+	if ((st = cow__index_check(t, index, idx, func)) != COW_OK ||
 	    (st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
 	p = t->fn->value->be->ops->element(t->fn->value, idx);
@@ -464,7 +444,7 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	cow_tensor_t *e;
 	cow_status_t st;
 
-	if ((st = cow_index(t, index, idx, func)) != COW_OK)
+	if ((st = cow__index_check(t, index, idx, func)) != COW_OK)
 		return st;
 	/* The one element, as an absolute view of the base: exact even when
 	 * @t's elements overlap (an expanded view writes its one element). */

@@ -100,9 +100,6 @@ void cow__fn_step_layout(const struct cow__fn_step *s,
 void cow__fn_layout_contiguous(struct cow__fn_layout *l, int ndim,
     const int64_t *sizes);
 
-/* Do two indices of @l denote one element? Never fails: the exact test
- * enumerates offsets only for layouts the fast test cannot decide. */
-bool cow__fn_layout_overlaps(const struct cow__fn_layout *l);
 
 /* The empty path (a static object; retain/release are no-ops on it). */
 struct cow__fn_path *cow__fn_path_empty(void);

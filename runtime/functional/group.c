@@ -296,15 +296,18 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 	struct cow__fn_group *g = fn->group;
 	struct cow__fn_layout l, next;
 	struct cow__fn_step s;
-	bool injective = true;
+	bool overlaps = false;
+	cow_status_t st;
 
 	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
-	for (size_t k = 0; k < fn->path->len && injective; k++) {
+	for (size_t k = 0; k < fn->path->len && !overlaps; k++) {
 		cow__fn_step_layout(&fn->path->steps[k], &l, &next);
 		l = next;
-		injective = !cow__fn_layout_overlaps(&l);
+		if ((st = cow__layout_overlaps(l.ndim, l.sizes, l.strides,
+		    g->alloc, &overlaps, func)) != COW_OK)
+			return st;
 	}
-	if (injective) {
+	if (!overlaps) {
 		cow__fn_path_retain(fn->path);
 		*out = fn->path;
 		return COW_OK;

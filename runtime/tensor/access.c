@@ -102,13 +102,10 @@ cow_tensor_mutable_data(cow_tensor_t *t, void **out)
 	return COW_OK;
 }
 
-/* Byte offset of @index from element [0, ..., 0]. */
-static cow_status_t
-cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
+cow_status_t
+cow__index_check(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
     const char *func)
 {
-	int64_t off = 0;
-
 	if (t->ndim > 0 && index == NULL)
 		return cow__error(COW_EINVAL, func,
 		    "index is NULL but the tensor has %d dimensions", t->ndim);
@@ -119,12 +116,25 @@ cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
 			return cow__error(COW_ERANGE, func,
 			    "index %lld out of range for dim %d of size %lld",
 			    (long long)i, d, (long long)n);
+		idx[d] = i < 0 ? i + n : i;
 	}
+	return COW_OK;
+}
+
+/* Byte offset of @index from element [0, ..., 0]. */
+static cow_status_t
+cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
+    const char *func)
+{
+	int64_t idx[COW_TENSOR_MAX_NDIM], off = 0;
+	cow_status_t st;
+
+	if ((st = cow__index_check(t, index, idx, func)) != COW_OK)
+		return st;
 	/* Every index is in range, so the tensor has elements and the offset
 	 * lies inside its storage (an empty tensor's strides may be huge). */
 	for (int d = 0; d < t->ndim; d++)
-		off += (index[d] < 0 ? index[d] + t->sizes[d] : index[d]) *
-		    t->strides[d];
+		off += idx[d] * t->strides[d];
 	*out = off * (int64_t)t->itemsize;
 	return COW_OK;
 }

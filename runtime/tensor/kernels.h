@@ -39,6 +39,13 @@ enum cow__binop {
  * allocate. */
 cow_status_t cow__check_writable(const cow_tensor_t *dst, const char *func);
 
+/* Does the layout (@ndim, @sizes, @strides; sizes valid) map two indices to
+ * one element? Sets *overlaps; fails only with COW_ENOMEM (the exact test's
+ * scratch memory, from @alloc, named after @func). */
+cow_status_t cow__layout_overlaps(int ndim, const int64_t *sizes,
+    const int64_t *strides, cow_allocator_t *alloc, bool *overlaps,
+    const char *func);
+
 /* dst = value (converted to dst's dtype). */
 cow_status_t cow__kernel_fill(cow_tensor_t *dst, double value,
     const char *func);

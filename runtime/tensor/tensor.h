@@ -142,6 +142,12 @@ const char *cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
  * names the dimension and the valid range. */
 cow_status_t cow__wrap_dim(int dim, int ndim, int *out, const char *func);
 
+/* Check the element index @index (NULL allowed for 0-d) against @t's sizes,
+ * negative entries counting from the end; write it normalised to @idx.
+ * COW_EINVAL (NULL index) or COW_ERANGE, named after @func. */
+cow_status_t cow__index_check(const cow_tensor_t *t, const int64_t *index,
+    int64_t *idx, const char *func);
+
 /* COW_EINVAL naming @func and @name when @p is NULL. */
 cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name,
     const char *func);
