@@ -804,6 +804,38 @@ Test(functional, lazy_clone_after_a_queued_write)
 	run3(prog_lazy_clone_after_queued_write);
 }
 
+/* MaybeOwned over functional tensors: a contiguous one is borrowed, a
+ * transposed view gives an owned contiguous (functional) copy. */
+static void
+prog_expect_contiguous(struct run *r)
+{
+	cow_maybe_owned_t a, b;
+	cow_tensor_t *x, *t;
+
+	x = arange(2, (int64_t[]){2, 3});
+	TT_OK(cow_tensor_transpose(x, 0, 1, &t));
+	TT_OK(cow_tensor_expect_contiguous(x, &a));
+	TT_OK(cow_tensor_expect_contiguous(t, &b));
+	cr_assert(!cow_maybe_owned_is_owned(&a));
+	cr_assert_eq(cow_maybe_owned_get(&a), x);
+	cr_assert(cow_maybe_owned_is_owned(&b));
+	cr_assert(cow_tensor_is_contiguous(cow_maybe_owned_get(&b)));
+	emit(r, "owned", cow_maybe_owned_get(&b));
+	/* The copy does not alias: writing t leaves it as it was. */
+	TT_OK(cow_tensor_fill_(t, 0));
+	emit(r, "owned-after", cow_maybe_owned_get(&b));
+	emit(r, "borrowed", cow_maybe_owned_get(&a));
+	cow_maybe_owned_release(&b);
+	cow_maybe_owned_release(&a);
+	cow_tensor_release(t);
+	cow_tensor_release(x);
+}
+
+Test(functional, expect_contiguous_borrows_or_copies)
+{
+	run3(prog_expect_contiguous);
+}
+
 static cow_reshape_mode_t cur_mode;
 
 static void
