@@ -47,7 +47,12 @@ cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
 			return cow__error(COW_EINVAL, func,
 			    "size %lld at dim %d is negative",
 			    (long long)sizes[d], d);
-	for (int d = 0; d < ndim; d++) {
+	/* An empty shape has 0 elements whatever its other sizes (the
+	 * product must not depend on the order of the dimensions). */
+	for (int d = 0; d < ndim && n != 0; d++)
+		if (sizes[d] == 0)
+			n = 0;
+	for (int d = 0; d < ndim && n != 0; d++) {
 		if (__builtin_mul_overflow(n, sizes[d], &n)) {
 			char s[COW__SHAPE_STR_MAX];
 
@@ -126,6 +131,7 @@ cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out,
 	char s[COW__SHAPE_STR_MAX];
 	int64_t known = 1;
 	int infer = -1;
+	bool empty = false;
 
 	if (ndim < 0 || ndim > COW_TENSOR_MAX_NDIM)
 		return cow__error(COW_ERANGE, func,
@@ -146,11 +152,18 @@ cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out,
 			return cow__error(COW_EINVAL, func,
 			    "size %lld at dim %d is negative",
 			    (long long)sizes[d], d);
-		if (__builtin_mul_overflow(known, sizes[d], &known))
+		empty = empty || sizes[d] == 0;
+	}
+	/* The known sizes' product; 0 when one of them is 0, whatever the
+	 * others (independent of their order). */
+	for (int d = 0; d < ndim && !empty; d++)
+		if (d != infer &&
+		    __builtin_mul_overflow(known, sizes[d], &known))
 			return cow__error(COW_EOVERFLOW, func,
 			    "the element count of shape %s overflows",
 			    cow__shape_str(s, ndim, sizes));
-	}
+	if (empty)
+		known = 0;
 	if (infer >= 0) {
 		if (known == 0 || numel % known != 0)
 			return cow__error(COW_ESHAPE, func,

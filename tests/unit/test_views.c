@@ -689,3 +689,31 @@ Test(views, permuted_empty_with_huge_sizes)
 	cow_tensor_release(p);
 	cow_tensor_release(t);
 }
+
+/* The element count of an empty shape is 0 whatever the order of its
+ * sizes: [INT64_MAX, 2, 0] is as valid as [0, 2, INT64_MAX] (found by
+ * fuzz_api: an add broadcast to such a shape reported an overflow). */
+Test(views, empty_shape_with_huge_sizes_in_any_order)
+{
+	cow_tensor_t *a, *b, *s, *v;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_INT32, 3,
+	    (int64_t[]){INT64_MAX, 2, 0}, NULL, &a));
+	cr_assert_eq(cow_tensor_numel(a), 0);
+	TT_OK(cow_tensor_zeros(COW_DTYPE_INT32, 2, (int64_t[]){2, 1}, NULL,
+	    &b));
+	TT_OK(cow_tensor_add(a, b, &s));
+	tt_assert_shape(s, 3, (int64_t[]){INT64_MAX, 2, 0});
+	TT_OK(cow_tensor_view(a, 4, (int64_t[]){0, INT64_MAX, 2, 5}, &v));
+	cr_assert_eq(cow_tensor_numel(v), 0);
+	cow_tensor_release(v);
+	TT_OK(cow_tensor_view(a, 2, (int64_t[]){INT64_MAX, -1}, &v));
+	tt_assert_shape(v, 2, (int64_t[]){INT64_MAX, 0});
+	cow_tensor_release(v);
+	/* -1 next to a 0 could be anything. */
+	TT_FAILS(cow_tensor_view(a, 3, (int64_t[]){INT64_MAX, 0, -1}, &v),
+	    COW_ESHAPE, "cannot be inferred");
+	cow_tensor_release(s);
+	cow_tensor_release(b);
+	cow_tensor_release(a);
+}
