@@ -1060,7 +1060,7 @@ view_shape(const struct tm_layout *l, int ndim, const int64_t *sizes,
 	int infer = -1;
 	i128 p = 1;
 	int64_t n = tm_numel(l);
-	bool zero, bad = false;
+	bool zero, bad = false, empty = false;
 
 	*ambiguous = false;
 	*also_ok = 0;
@@ -1080,7 +1080,12 @@ view_shape(const struct tm_layout *l, int ndim, const int64_t *sizes,
 		} else if (p <= (i128)INT64_MAX) {
 			p *= sizes[d];
 		}
+		empty = empty || sizes[d] == 0;
 	}
+	/* A 0 among the given sizes makes their product 0, whatever the
+	 * others are (however large, in whatever order). */
+	if (empty)
+		p = 0;
 	if (bad) {
 		/* A bad size; the other sizes may be wrong as well, and
 		 * the library may see that first. */
