@@ -327,6 +327,14 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 	return cow__fn_path_one(&s, g->alloc, out, func);
 }
 
+/* The queue holds more than its bound allows after a write. */
+static bool
+cow_update_over_bound(const struct cow__fn_group *g)
+{
+	return g->nupd > COW_FUNCTIONAL_MAX_UPDATES ||
+	    g->pending_bytes > g->base_nbytes;
+}
+
 cow_status_t
 cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
     const char *func)
@@ -341,9 +349,11 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 		cow__fval_release(value);
 		return st;
 	}
-	/* Room for one more: apply the queue first if it is full (a failure
-	 * here changes no value anyone can read). */
-	if (g->nupd == COW_FUNCTIONAL_MAX_UPDATES + 1 &&
+	/* An earlier write left the queue over a bound (its flush could not
+	 * allocate): apply the queue before adding to it, or refuse the write.
+	 * So a queue never holds more than one update past either bound. A
+	 * failure here changes no value anyone can read. */
+	if (cow_update_over_bound(g) &&
 	    (st = cow__fn_group_flush(g, func)) != COW_OK) {
 		cow__fn_path_release(path);
 		cow__fval_release(value);
@@ -366,8 +376,7 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	g->generation++;
 	cow__fval_assign(&fn->value, value);
 	fn->generation = g->generation;
-	if (g->nupd > COW_FUNCTIONAL_MAX_UPDATES ||
-	    g->pending_bytes > g->base_nbytes) {
+	if (cow_update_over_bound(g)) {
 		g->flushes++;
 		/* The write has happened; a flush that cannot allocate
 		 * leaves the rest queued (still correct, one over). */

@@ -1360,3 +1360,66 @@ Test(functional_faults, set_element)
 {
 	walk(fop_set, F_COL_SET);
 }
+
+/* Flushes that cannot allocate: the write that overflowed the queue has
+ * happened, so its update stays queued; the next write must apply the queue
+ * first or be refused. So the queue never holds more than one update past
+ * its count bound, nor more than one value past its byte bound, and every
+ * write either happened or changed nothing. Writes through one-element
+ * slices reach the count bound, writes through 30-element slices (240 of
+ * the base's 320 bytes) the byte bound. */
+Test(functional_faults, queue_bound_holds_when_flushes_fail)
+{
+	enum { N = 40, WIDE = 30, NWIDE = 10, WRITES = 600 };
+	static const cow_backend_t *(*const backends[])(void) = {
+	    cow_backend_strided, cow_backend_opaque_test};
+
+	for (size_t b = 0; b < 2; b++) {
+		cow_tensor_t *p, *x, *one[N], *wide[NWIDE];
+		double want[N] = {0};
+		int over_bytes = 0, refused = 0;
+
+		p = tt_arange(COW_DTYPE_INT64, 1, (int64_t[]){N}, fa);
+		TT_OK(cow_tensor_fill_(p, 0));
+		TT_OK(cow_functional_wrap(p, backends[b](), &x));
+		cow_tensor_release(p);
+		for (int i = 0; i < N; i++)
+			TT_OK(cow_tensor_slice(x, 0, i, i + 1, 1, &one[i]));
+		for (int j = 0; j < NWIDE; j++)
+			TT_OK(cow_tensor_narrow(x, 0, j, WIDE, &wide[j]));
+		TT_OK(cow_allocator_fault_fail_random(fa, 0.3, 42 + b));
+		for (int w = 0; w < WRITES; w++) {
+			bool big = w % 3 == 0;
+			int i = big ? (w / 3) % NWIDE : (w * 7) % N;
+			cow_status_t st = cow_tensor_fill_(big ? wide[i] : one[i],
+			    w + 1);
+			cow_functional_info_t in = info(x);
+
+			if (st == COW_OK) {
+				for (int k = i; k < i + (big ? WIDE : 1); k++)
+					want[k] = w + 1;
+			} else {
+				cr_assert_eq(st, COW_ENOMEM, "%s",
+				    cow_status_str(st));
+				refused++;
+			}
+			over_bytes += in.pending_bytes > in.base_bytes;
+			cr_assert_leq(in.pending_updates,
+			    COW_FUNCTIONAL_MAX_UPDATES + 1);
+			cr_assert_leq(in.pending_bytes,
+			    in.base_bytes + WIDE * sizeof(int64_t),
+			    "write %d: %zu pending bytes, base %zu", w,
+			    in.pending_bytes, in.base_bytes);
+		}
+		TT_OK(cow_allocator_fault_disarm(fa));
+		/* The walk reached failed flushes and refused writes. */
+		cr_assert_gt(over_bytes, 0, "no flush failed over the bytes");
+		cr_assert_gt(refused, 0, "no write was refused");
+		tt_assert_values(x, want);
+		for (int i = 0; i < N; i++)
+			cow_tensor_release(one[i]);
+		for (int j = 0; j < NWIDE; j++)
+			cow_tensor_release(wide[j]);
+		cow_tensor_release(x);
+	}
+}
