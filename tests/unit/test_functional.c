@@ -745,6 +745,35 @@ Test(functional, writes_to_overlapping_views_refused)
 	run3(prog_overlap);
 }
 
+/* as_strided is absolute over the base: its offset and strides count
+ * from the base's first element, whatever view it is taken of (a
+ * narrowed and transposed one here, whose own offset is 4). */
+static void
+prog_as_strided_absolute(struct run *r)
+{
+	cow_tensor_t *x, *n, *nt, *a;
+
+	x = arange(2, (int64_t[]){4, 4});
+	TT_OK(cow_tensor_narrow(x, 0, 1, 2, &n));      /* rows 1-2, offset 4 */
+	TT_OK(cow_tensor_transpose(n, 0, 1, &nt));     /* [4, 2] */
+	TT_OK(cow_tensor_as_strided(nt, 2, (int64_t[]){2, 2},
+	    (int64_t[]){1, 4}, 2, &a));                 /* x[0:2, 2:4]^T */
+	expect(r, "a", a, (double[]){2, 6, 3, 7});
+	TT_OK(cow_tensor_fill_(a, -1));
+	expect(r, "x", x, (double[]){0, 1, -1, -1, 4, 5, -1, -1, 8, 9, 10,
+	    11, 12, 13, 14, 15});
+	expect(r, "nt", nt, (double[]){4, 8, 5, 9, -1, 10, -1, 11});
+	cow_tensor_release(a);
+	cow_tensor_release(nt);
+	cow_tensor_release(n);
+	cow_tensor_release(x);
+}
+
+Test(functional, as_strided_is_absolute_over_the_base)
+{
+	run3(prog_as_strided_absolute);
+}
+
 /* ------------------------------------------------------------------ */
 /* Copies and reshape.                                                   */
 
