@@ -38,6 +38,8 @@
  * updates, whose values together take at most the base's size in bytes;
  * writes through one path replace that path's earlier update, and a write
  * that would exceed either limit applies the queue to the base at once.
+ * While that cannot allocate, the queue holds at most one update past
+ * either limit: the next write applies it first or fails with COW_ENOMEM.
  *
  * Thread-safety: the tensors of one alias group are one object for the
  * threading contract: the user serialises every use of them, reads
@@ -109,6 +111,8 @@ COW_API cow_status_t cow_backend_set_thread(const cow_backend_t *backend,
 
 /**
  * cow_backend_thread - the calling thread's backend (never NULL).
+ * Ownership: a static object. Thread-safety: the calling thread's own
+ * setting. Errors: none.
  */
 COW_API const cow_backend_t *cow_backend_thread(void);
 
@@ -127,6 +131,7 @@ COW_API cow_status_t cow_functional_mode_set_thread(bool on, bool *previous);
 
 /**
  * cow_functional_mode_thread - the calling thread's mode.
+ * Thread-safety: the calling thread's own setting. Errors: none.
  */
 COW_API bool cow_functional_mode_thread(void);
 
@@ -136,11 +141,14 @@ COW_API bool cow_functional_mode_thread(void);
 /**
  * cow_tensor_is_functional - true when @t's ops go through the layer
  * (NULL gives false). Thread-safety: any thread holding a reference.
+ * Errors: none.
  */
 COW_API bool cow_tensor_is_functional(const cow_tensor_t *t);
 
 /**
  * cow_functional_backend - @t's backend; NULL for a plain or NULL tensor.
+ * Ownership: a static object. Thread-safety: any thread holding a
+ * reference (a tensor's backend never changes). Errors: none.
  */
 COW_API const cow_backend_t *cow_functional_backend(const cow_tensor_t *t);
 
@@ -222,6 +230,8 @@ typedef struct cow_functional_trace_s cow_functional_trace_t;
  * cow_functional_trace_start - start recording, on the calling thread,
  * every out-of-place op the layer executes, one line each, e.g.
  * "%4 = select_scatter(%0, %3, dim=0, index=1)".
+ * Ownership: the recording belongs to the thread until
+ * cow_functional_trace_stop; a thread that exits while recording frees it.
  * Thread-safety: per thread. Errors: COW_EBUSY (already recording),
  * COW_ENOMEM.
  */
@@ -230,6 +240,8 @@ COW_API cow_status_t cow_functional_trace_start(void);
 /**
  * cow_functional_trace_stop - stop recording and hand over the trace.
  * Ownership: *out belongs to the caller (cow_functional_trace_free).
+ * Thread-safety: the calling thread's recording. A stopped trace is
+ * immutable: any thread may read it, while nobody frees it.
  * Errors: COW_EINVAL (out NULL, or the thread is not recording).
  */
 COW_API cow_status_t cow_functional_trace_stop(cow_functional_trace_t **out);
@@ -238,7 +250,9 @@ COW_API cow_status_t cow_functional_trace_stop(cow_functional_trace_t **out);
  * cow_functional_trace_length / cow_functional_trace_line - the number of
  * lines, and line @i ("" when out of range). A line that could not be
  * recorded (out of memory) ends the trace: cow_functional_trace_complete()
- * is then false. Ownership: lines belong to the trace. NULL gives 0 / "".
+ * is then false. Ownership: lines belong to the trace (valid until
+ * cow_functional_trace_free). Thread-safety: reads of a stopped trace.
+ * Errors: none; NULL gives 0 / "" / false.
  */
 COW_API size_t cow_functional_trace_length(const cow_functional_trace_t *tr);
 COW_API const char *cow_functional_trace_line(const cow_functional_trace_t *tr,
@@ -246,14 +260,17 @@ COW_API const char *cow_functional_trace_line(const cow_functional_trace_t *tr,
 COW_API bool cow_functional_trace_complete(const cow_functional_trace_t *tr);
 
 /**
- * cow_functional_trace_print - write every line to @f, one per line.
- * Errors: COW_EINVAL (NULL).
+ * cow_functional_trace_print - write every line to @f, one per line (and a
+ * last line saying so when the trace is incomplete). Ownership: borrows
+ * both. Thread-safety: a read of a stopped trace. Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_functional_trace_print(
     const cow_functional_trace_t *tr, FILE *f);
 
 /**
- * cow_functional_trace_free - free a trace. NULL does nothing.
+ * cow_functional_trace_free - free a stopped trace. NULL does nothing.
+ * Ownership: @tr is gone. Thread-safety: no other use of @tr at the same
+ * time. Errors: none.
  */
 COW_API void cow_functional_trace_free(cow_functional_trace_t *tr);
 

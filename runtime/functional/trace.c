@@ -1,8 +1,10 @@
 /*
  * trace.c - the program the layer executed, as a list of out-of-place ops
  * over values (%id), one line each: the view-free IR a compiler could take.
- * Recording is per thread; lines come from the default allocator.
+ * Recording is per thread; lines come from the default allocator. A thread
+ * that exits while recording frees its trace (a pthread key destructor).
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +22,25 @@ struct cow_functional_trace_s {
 	bool complete;
 };
 
+static pthread_key_t cow_trace_key; /* Read-only after cow_trace_once. */
+static pthread_once_t cow_trace_once = PTHREAD_ONCE_INIT;
+static bool cow_trace_key_ok; /* Read-only after cow_trace_once. */
+
+/* A thread exits while recording: nobody can stop its trace any more. */
+static void
+cow_trace_exit(void *tr)
+{
+	cow__fn_tls.trace = NULL;
+	cow_functional_trace_free(tr);
+}
+
+static void
+cow_trace_key_create(void)
+{
+	cow_trace_key_ok = pthread_key_create(&cow_trace_key,
+	    cow_trace_exit) == 0;
+}
+
 cow_status_t
 cow_functional_trace_start(void)
 {
@@ -29,11 +50,20 @@ cow_functional_trace_start(void)
 	if (cow__fn_tls.trace != NULL)
 		return cow__error(COW_EBUSY, __func__,
 		    "the calling thread is already recording a trace");
+	pthread_once(&cow_trace_once, cow_trace_key_create);
+	if (!cow_trace_key_ok)
+		return cow__error(COW_ENOMEM, __func__,
+		    "pthread_key_create failed");
 	if ((tr = cow__alloc(a, sizeof *tr, __func__)) == NULL)
 		return COW_ENOMEM;
 	memset(tr, 0, sizeof *tr);
 	tr->alloc = a;
 	tr->complete = true;
+	if (pthread_setspecific(cow_trace_key, tr) != 0) {
+		cow__free(a, tr, sizeof *tr);
+		return cow__error(COW_ENOMEM, __func__,
+		    "pthread_setspecific failed");
+	}
 	cow__fn_tls.trace = tr;
 	return COW_OK;
 }
@@ -47,6 +77,7 @@ cow_functional_trace_stop(cow_functional_trace_t **out)
 		    "the calling thread is not recording a trace");
 	*out = cow__fn_tls.trace;
 	cow__fn_tls.trace = NULL;
+	(void)pthread_setspecific(cow_trace_key, NULL);
 	return COW_OK;
 }
 

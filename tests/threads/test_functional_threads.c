@@ -12,6 +12,7 @@
  * and every clone must hold X's values plus its own writes.
  *
  * A plain executable (not Criterion) so it also runs under TSan.
+ * Also: a thread that exits while recording a trace leaks nothing.
  * Prints "N passed, N failed"; exits non-zero on any failure.
  */
 #include <pthread.h>
@@ -44,6 +45,15 @@ check(struct worker *w, bool ok, const char *what)
 	if (w->failed++ < 5)
 		fprintf(stderr, "thread %d: %s (%s)\n", w->id, what,
 		    cow_last_error());
+}
+
+static double
+get1(const cow_tensor_t *t, int64_t i)
+{
+	double v = -1e9;
+
+	(void)cow_tensor_get_f64(t, (int64_t[]){i}, &v);
+	return v;
 }
 
 static double
@@ -154,6 +164,43 @@ run_backend(const cow_backend_t *be, int *passed)
 	return failed;
 }
 
+/* A thread that exits while recording a trace: its trace is freed (the
+ * leak check in main counts it). */
+static void *
+trace_and_exit(void *arg)
+{
+	cow_tensor_t *t, *v;
+	int *ok = arg;
+
+	*ok = cow_functional_trace_start() == COW_OK &&
+	    cow_functional_mode_set_thread(true, NULL) == COW_OK &&
+	    cow_tensor_zeros(COW_DTYPE_INT32, 1, (int64_t[]){4}, NULL, &t) ==
+	    COW_OK;
+	if (!*ok)
+		return NULL;
+	*ok = cow_tensor_narrow(t, 0, 1, 2, &v) == COW_OK &&
+	    cow_tensor_fill_(v, 3) == COW_OK && get1(t, 2) == 3;
+	cow_tensor_release(v);
+	cow_tensor_release(t);
+	return NULL; /* still recording */
+}
+
+static int
+run_trace_exit(int *passed)
+{
+	pthread_t th;
+	int ok = 0;
+
+	if (pthread_create(&th, NULL, trace_and_exit, &ok) != 0 ||
+	    pthread_join(th, NULL) != 0 || !ok) {
+		fprintf(stderr, "trace_and_exit failed (%s)\n",
+		    cow_last_error());
+		return 1;
+	}
+	(*passed)++;
+	return 0;
+}
+
 int
 main(void)
 {
@@ -163,6 +210,7 @@ main(void)
 
 	failed += run_backend(cow_backend_strided(), &passed);
 	failed += run_backend(cow_backend_opaque_test(), &passed);
+	failed += run_trace_exit(&passed);
 	if (cow_test_alloc_stats(cow_allocator_default()).live_bytes != live0) {
 		fprintf(stderr, "leak: %llu live bytes\n", (unsigned long long)
 		    (cow_test_alloc_stats(cow_allocator_default()).live_bytes -
