@@ -103,7 +103,7 @@ void
 cow_storage_retain(cow_storage_t *storage)
 {
 	if (storage == NULL)
-		cow__die("cow_storage_retain(NULL)");
+		return;
 	cow__ref_get(&storage->refs);
 }
 

@@ -144,7 +144,7 @@ void
 cow_tensor_retain(cow_tensor_t *t)
 {
 	if (t == NULL)
-		cow__die("cow_tensor_retain(NULL)");
+		return;
 	cow__ref_get(&t->refs);
 }
 

@@ -37,6 +37,7 @@ Test(errors, null_out_pointers)
 
 Test(errors, null_storage_queries)
 {
+	cow_storage_retain(NULL);
 	cow_storage_release(NULL);
 	cr_assert_eq(cow_storage_nbytes(NULL), 0);
 	cr_assert_null(cow_storage_const_data(NULL));

@@ -257,6 +257,8 @@ Test(tensor_errors, null_arguments)
 	cr_assert_null(cow_tensor_storage(NULL));
 	cr_assert_null(cow_tensor_const_data(NULL));
 	cr_assert_not(cow_tensor_is_contiguous(NULL));
+	cow_tensor_retain(NULL);  /* does nothing, as release(NULL) */
+	cow_tensor_release(NULL);
 	cow_tensor_release(t);
 }
 
