@@ -40,6 +40,10 @@ void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
 void *cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func);
 void cow__free(cow_allocator_t *a, void *ptr, size_t nbytes);
 
+/* The jemalloc allocator, or NULL when this build has none or its arena
+ * could not be created. Records no error (cow_allocator_default's probe). */
+cow_allocator_t *cow__jemalloc_get(void);
+
 /* The vtable of fault allocators (to recognise their handles). */
 extern const cow_allocator_ops_t cow__fault_ops;
 

@@ -242,19 +242,33 @@ cow_jemalloc_init(void)
 	cow_jemalloc_ready = true;
 }
 
+cow_allocator_t *
+cow__jemalloc_get(void)
+{
+	pthread_once(&cow_jemalloc_once, cow_jemalloc_init);
+	return cow_jemalloc_ready ? &cow_jemalloc_allocator : NULL;
+}
+
 cow_status_t
 cow_allocator_jemalloc(cow_allocator_t **out)
 {
+	cow_allocator_t *a;
+
 	COW__CHECK_NOT_NULL(out);
-	pthread_once(&cow_jemalloc_once, cow_jemalloc_init);
-	if (!cow_jemalloc_ready)
+	if ((a = cow__jemalloc_get()) == NULL)
 		return cow__error(COW_ENOMEM, __func__,
 		    "mallctl(\"arenas.create\") failed");
-	*out = &cow_jemalloc_allocator;
+	*out = a;
 	return COW_OK;
 }
 
 #else
+
+cow_allocator_t *
+cow__jemalloc_get(void)
+{
+	return NULL;
+}
 
 cow_status_t
 cow_allocator_jemalloc(cow_allocator_t **out)

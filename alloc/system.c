@@ -62,9 +62,7 @@ cow_allocator_system(void)
 cow_allocator_t *
 cow_allocator_default(void)
 {
-	cow_allocator_t *a;
+	cow_allocator_t *a = cow__jemalloc_get();
 
-	if (cow_allocator_jemalloc(&a) == COW_OK)
-		return a;
-	return cow_allocator_system();
+	return a != NULL ? a : cow_allocator_system();
 }

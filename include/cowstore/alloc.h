@@ -14,7 +14,7 @@
  *   libcowstore in such a build links libjemalloc, which replaces malloc for
  *   the whole host process (jemalloc is not prefixed on Debian): embedders who
  *   do not want that build with -DCOW_WITH_JEMALLOC=OFF.
- * - system: aligned_alloc/free. Used by default in sanitizer and fuzz builds.
+ * - system: posix_memalign/free. Used by default in sanitizer and fuzz builds.
  * - fault: wraps another allocator and fails chosen allocations (tests).
  */
 #ifndef COWSTORE_ALLOC_H
@@ -75,6 +75,8 @@ COW_API cow_status_t cow_allocator_new(const cow_allocator_ops_t *ops,
 /**
  * cow_allocator_destroy - destroy a handle made by cow_allocator_new() or
  * cow_allocator_fault_new().
+ * Ownership: on COW_OK the handle is freed (a fault allocator's state too;
+ * its @inner and a user allocator's @state stay the caller's).
  * Thread-safety: no other thread may use the handle at the same time.
  * Errors: COW_EINVAL (NULL, or a built-in allocator, which is never
  * destroyed), COW_EBUSY (allocations still live; nothing is destroyed).
@@ -86,13 +88,14 @@ COW_API cow_status_t cow_allocator_destroy(cow_allocator_t *allocator);
  * jemalloc in builds with jemalloc, system otherwise.
  * Ownership: a process-wide singleton; never destroy it.
  * Thread-safety: any thread; initialised once on first use.
- * Errors: none. If the jemalloc arena cannot be created the default is the
- * system allocator (and cow_allocator_name() says "system").
+ * Errors: none (records no error). If the jemalloc arena cannot be created
+ * (or the build has no jemalloc) the default is the system allocator, and
+ * cow_allocator_name() says "system".
  */
 COW_API cow_allocator_t *cow_allocator_default(void);
 
 /**
- * cow_allocator_system - the aligned_alloc/free allocator.
+ * cow_allocator_system - the posix_memalign/free allocator.
  * Ownership: process-wide singleton. Thread-safety: any thread. Errors: none.
  */
 COW_API cow_allocator_t *cow_allocator_system(void);
@@ -100,23 +103,27 @@ COW_API cow_allocator_t *cow_allocator_system(void);
 /**
  * cow_allocator_jemalloc - the allocator over the library's private jemalloc
  * arena.
- * Ownership: process-wide singleton. Thread-safety: any thread.
- * Errors: COW_ENOTSUP when the library was built without jemalloc (every
- * sanitizer and fuzz build), COW_ENOMEM when the arena cannot be created.
+ * Ownership: *out is a process-wide singleton; never destroy it.
+ * Thread-safety: any thread; initialised once on first use.
+ * Errors: COW_EINVAL (out NULL), COW_ENOTSUP when the library was built
+ * without jemalloc (every sanitizer and fuzz build), COW_ENOMEM when the
+ * arena cannot be created.
  */
 COW_API cow_status_t cow_allocator_jemalloc(cow_allocator_t **out);
 
 /**
  * cow_allocator_name - the allocator's name ("jemalloc", "system", "fault",
- * or the user's). Ownership: owned by the handle. Errors: NULL gives "".
+ * or the user's). Ownership: borrowed from the handle (valid while it
+ * lives). Thread-safety: any thread. Errors: none; NULL gives "".
  */
 COW_API const char *cow_allocator_name(const cow_allocator_t *allocator);
 
 /**
  * cow_allocator_stats - read the allocator's counters.
+ * Ownership: none (fills *out).
  * Thread-safety: any thread; each counter is read atomically, but the set is
  * not a snapshot while other threads allocate.
- * Errors: COW_EINVAL on NULL.
+ * Errors: COW_EINVAL (NULL allocator or out).
  */
 COW_API cow_status_t cow_allocator_stats(const cow_allocator_t *allocator,
     cow_alloc_stats_t *out);
@@ -125,9 +132,13 @@ COW_API cow_status_t cow_allocator_stats(const cow_allocator_t *allocator,
  * cow_allocator_alloc / cow_allocator_free - allocate and free through a
  * handle directly (counted like the library's own allocations).
  * alloc: nbytes > 0, alignment a power of two (raised to COW_MIN_ALIGNMENT).
- * Returns NULL on failure (and sets cow_last_error()). free takes the same
- * nbytes and alignment; free(NULL) does nothing.
+ * free takes the same nbytes and alignment.
+ * Ownership: the block is the caller's until cow_allocator_free() on the
+ * same handle; while it is live, cow_allocator_destroy() refuses.
  * Thread-safety: any thread.
+ * Errors: alloc returns NULL and sets cow_last_error() (invalid argument:
+ * NULL handle, nbytes 0, alignment not a power of two; nbytes above
+ * PTRDIFF_MAX; out of memory). free: none; a NULL handle or ptr does nothing.
  */
 COW_API void *cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
     size_t alignment);
@@ -139,8 +150,9 @@ COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
  * operating system now (jemalloc: purge the private arena's dirty pages;
  * system: malloc_trim). Live allocations are untouched. The next large
  * allocations pay page faults again.
- * Thread-safety: any thread. Errors: COW_EINVAL (NULL); a user or fault
- * allocator has nothing to trim and returns COW_OK.
+ * Ownership: none. Thread-safety: any thread.
+ * Errors: COW_EINVAL (NULL), COW_ENOTSUP (jemalloc refused the purge); a
+ * user or fault allocator has nothing to trim and returns COW_OK.
  */
 COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
 
@@ -156,8 +168,8 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * (default COW_JEMALLOC_DEFAULT_RETAIN_LIMIT). The same allocator advises
  * buffers of 2 MiB and more for transparent huge pages (fewer page faults
  * on fresh memory; COW_THP=0 in the environment turns that off).
- * Thread-safety: any thread. Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a
- * jemalloc allocator).
+ * Ownership: none. Thread-safety: any thread (an atomic store).
+ * Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a jemalloc allocator).
  */
 COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
     size_t bytes);
@@ -165,7 +177,9 @@ COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
 /**
  * cow_allocator_retained_bytes - freed memory the allocator keeps mapped for
  * reuse (jemalloc: the arena's dirty and muzzy pages), 0 for others.
+ * Ownership: none (returns a value).
  * Thread-safety: any thread (refreshes jemalloc's statistics epoch).
+ * Errors: none; NULL gives 0.
  */
 COW_API size_t cow_allocator_retained_bytes(cow_allocator_t *allocator);
 
@@ -183,6 +197,8 @@ COW_API cow_status_t cow_allocator_fault_new(cow_allocator_t *inner,
 /**
  * cow_allocator_fault_fail_nth - fail the @n-th allocation from now (1 = the
  * next one), once; later allocations succeed. @n = 0 disarms.
+ * Ownership: none. Thread-safety: any thread (atomic stores); allocations
+ * that run during the call may count from before or after it.
  * Errors: COW_EINVAL if @allocator is NULL or not a fault allocator.
  */
 COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
@@ -192,19 +208,25 @@ COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
  * cow_allocator_fault_fail_random - fail each allocation with probability
  * @probability (0..1), decided by a deterministic generator seeded with
  * @seed: the k-th allocation after arming fails or not as a pure function of
- * (seed, k). Errors: COW_EINVAL (bad handle, probability outside 0..1 or NaN).
+ * (seed, k). Ownership: none. Thread-safety: as fault_fail_nth (with several
+ * allocating threads, which allocation is the k-th depends on timing).
+ * Errors: COW_EINVAL (bad handle, probability outside 0..1 or NaN).
  */
 COW_API cow_status_t cow_allocator_fault_fail_random(
     cow_allocator_t *allocator, double probability, uint64_t seed);
 
 /**
- * cow_allocator_fault_disarm - stop failing. Errors: COW_EINVAL (bad handle).
+ * cow_allocator_fault_disarm - stop failing. Ownership: none.
+ * Thread-safety: any thread (an atomic store).
+ * Errors: COW_EINVAL (bad handle).
  */
 COW_API cow_status_t cow_allocator_fault_disarm(cow_allocator_t *allocator);
 
 /**
  * cow_allocator_fault_injected - how many allocations this fault allocator
- * has failed on purpose since it was made. Returns 0 for a bad handle.
+ * has failed on purpose since it was made. Ownership: none (returns a
+ * value). Thread-safety: any thread (an atomic load).
+ * Errors: none; a NULL or non-fault handle gives 0.
  */
 COW_API uint64_t cow_allocator_fault_injected(const cow_allocator_t *allocator);
 

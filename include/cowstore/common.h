@@ -49,13 +49,15 @@ typedef enum cow_status {
 COW_API const char *cow_status_str(cow_status_t status);
 
 /**
- * cow_last_error - the message of the last failing cowstore call on the
- * calling thread, e.g. "cow_storage_new: nbytes 18446744073709551615 exceeds
- * the maximum 9223372036854775807".
- * Ownership: thread-local buffer owned by the library; valid until the next
- * failing call on the same thread. Never free it.
+ * cow_last_error - the message of the last error recorded on the calling
+ * thread, e.g. "cow_storage_new: nbytes 18446744073709551615 exceeds the
+ * maximum 9223372036854775807". Read it right after a call that failed
+ * (a call that succeeds records nothing, so the message of an earlier
+ * failure stays until the next one).
+ * Ownership: thread-local buffer owned by the library; its contents change
+ * with the next error recorded on the same thread. Never free it.
  * Thread-safety: per thread; other threads' errors are not visible.
- * Errors: none; "" when no call has failed on this thread yet.
+ * Errors: none; "" when nothing has been recorded on this thread yet.
  */
 COW_API const char *cow_last_error(void);
 

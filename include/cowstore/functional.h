@@ -93,6 +93,7 @@ COW_API const cow_backend_t *cow_backend_opaque_test(void);
  * cow_backend_name - "strided" or "opaque_test"; NULL gives "none".
  * cow_backend_needs_functionalization - true when every program on the
  * backend must go through the layer (NULL gives false).
+ * Ownership: the name is a static string; never free it.
  * Thread-safety: any thread. Errors: none.
  */
 COW_API const char *cow_backend_name(const cow_backend_t *backend);
@@ -104,6 +105,7 @@ COW_API bool cow_backend_needs_functionalization(const cow_backend_t *backend);
  * from_storage). NULL means cow_backend_strided(). When the backend needs
  * functionalization, every tensor the thread creates is functional.
  * @previous (may be NULL) receives the old choice, for restoring it.
+ * Ownership: none (backends are static objects).
  * Thread-safety: affects only the calling thread. Errors: none (COW_OK).
  */
 COW_API cow_status_t cow_backend_set_thread(const cow_backend_t *backend,
@@ -125,13 +127,15 @@ COW_API const cow_backend_t *cow_backend_thread(void);
  * does not need it. Tensors made from functional tensors (views, op
  * results, copies) are functional whatever the mode; plain tensors stay
  * plain (cow_functional_wrap converts one). @previous may be NULL.
- * Thread-safety: the calling thread only. Errors: none (COW_OK).
+ * Ownership: none. Thread-safety: the calling thread only.
+ * Errors: none (COW_OK).
  */
 COW_API cow_status_t cow_functional_mode_set_thread(bool on, bool *previous);
 
 /**
  * cow_functional_mode_thread - the calling thread's mode.
- * Thread-safety: the calling thread's own setting. Errors: none.
+ * Ownership: none (returns a value). Thread-safety: the calling thread's own
+ * setting. Errors: none.
  */
 COW_API bool cow_functional_mode_thread(void);
 
@@ -140,8 +144,8 @@ COW_API bool cow_functional_mode_thread(void);
 
 /**
  * cow_tensor_is_functional - true when @t's ops go through the layer
- * (NULL gives false). Thread-safety: any thread holding a reference.
- * Errors: none.
+ * (NULL gives false). Ownership: none (returns a value).
+ * Thread-safety: any thread holding a reference. Errors: none.
  */
 COW_API bool cow_tensor_is_functional(const cow_tensor_t *t);
 
@@ -181,7 +185,7 @@ COW_API cow_status_t cow_functional_to_plain(cow_tensor_t *t,
 /**
  * cow_functional_sync - apply @t's group's pending updates to the base and
  * bring @t's value up to date (what every non-view read does first).
- * A plain tensor: nothing to do.
+ * A plain tensor: nothing to do. Ownership: none (@t is borrowed).
  * Thread-safety: a use of @t's group. Errors: COW_EINVAL (NULL),
  * COW_ENOMEM (the updates applied so far stay applied, the rest stay
  * queued: no value anyone can read changed).
@@ -193,6 +197,8 @@ COW_API cow_status_t cow_functional_sync(cow_tensor_t *t);
  * transpose of @dim0 and @dim1. Only @t's path, value and metadata change
  * (the group's other tensors and its base do not). Plain tensors have
  * immutable metadata: refused.
+ * Ownership: none: @t's references are unchanged; the layer drops its old
+ * path and value.
  * Thread-safety: a use of @t's group; no other thread may read @t's sizes
  * meanwhile. Errors: COW_EINVAL (NULL), COW_ENOTSUP (plain @t),
  * COW_ERANGE (a dim), COW_ENOMEM (nothing changed).
@@ -215,7 +221,8 @@ typedef struct cow_functional_info {
 
 /**
  * cow_functional_info - fill @out for the functional tensor @t. Reads only
- * (nothing is synced). Thread-safety: a use of @t's group.
+ * (nothing is synced). Ownership: none (fills *out).
+ * Thread-safety: a use of @t's group.
  * Errors: COW_EINVAL (NULL, or @t is plain).
  */
 COW_API cow_status_t cow_functional_info(const cow_tensor_t *t,

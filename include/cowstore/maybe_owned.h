@@ -20,8 +20,10 @@
  * - cow_tensor_release() of the LAST reference of a tensor with an
  *   outstanding recorded borrow aborts, printing where the borrow was taken;
  * - a borrow ends at cow_maybe_owned_release().
- * Release mode: a borrow is two stores into the caller's struct: no
- * refcount, no atomic, no call, no allocation, no record.
+ * Release mode: cow_maybe_owned_borrowed() is an inline function that fills
+ * the struct's three fields (tensor, owned = false, debug_borrow = NULL): a
+ * few stores, no refcount, no atomic, no library call, no allocation, no
+ * record.
  *
  * ABI rule (debug library with release users, or the reverse):
  * - cow_maybe_owned_t has the same size and layout in every build; the
@@ -68,34 +70,42 @@ typedef struct cow_maybe_owned_s {
  * return the record (or NULL when the library was built without
  * COW_DEBUG_BORROWS, or @t is NULL). Used by the macros below; not meant to
  * be called directly. @file must be a string that lives forever (__FILE__).
- * Aborts if the record cannot be allocated (debug builds only).
- * Thread-safety: any thread.
+ * Ownership: the record belongs to the caller until cow_borrow_debug_end()
+ * frees it; @t is not retained. Thread-safety: any thread (the records are
+ * under a library lock).
+ * Errors: none; aborts if the record cannot be allocated (debug builds only).
  */
 COW_API void *cow_borrow_debug_begin(cow_tensor_t *t, const char *file,
     int line);
 
 /**
  * cow_borrow_debug_end - end a borrow recorded by cow_borrow_debug_begin.
- * NULL does nothing. Thread-safety: any thread.
+ * Ownership: frees @record. Thread-safety: any thread.
+ * Errors: none; NULL does nothing.
  */
 COW_API void cow_borrow_debug_end(void *record);
 
 /**
  * cow_borrow_debug_enabled - true when the library records borrows (it was
- * built with COW_DEBUG_BORROWS).
+ * built with COW_DEBUG_BORROWS). Ownership: none (returns a value).
+ * Thread-safety: any thread. Errors: none.
  */
 COW_API bool cow_borrow_debug_enabled(void);
 
 /**
  * cow_borrow_debug_outstanding - how many recorded borrows of @t are
  * outstanding (always 0 in a library built without COW_DEBUG_BORROWS).
- * A diagnostic for tests. NULL gives 0.
+ * A diagnostic for tests. Ownership: none (returns a value).
+ * Thread-safety: any thread holding a reference on @t (takes the library's
+ * borrow lock). Errors: none; NULL gives 0.
  */
 COW_API size_t cow_borrow_debug_outstanding(const cow_tensor_t *t);
 
 /**
- * cow_maybe_owned_owned - wrap a reference the caller owns. Ownership: the
- * reference is moved into the result (released by cow_maybe_owned_release).
+ * cow_maybe_owned_owned - wrap a reference the caller owns (inline).
+ * Ownership: the reference is moved into the result (released by
+ * cow_maybe_owned_release). Thread-safety: any thread; touches only the
+ * result. Errors: none.
  */
 static inline cow_maybe_owned_t
 cow_maybe_owned_owned(cow_tensor_t *t)
@@ -112,7 +122,10 @@ cow_maybe_owned_owned(cow_tensor_t *t)
  * cow_maybe_owned_borrowed - borrow @t without taking a reference: the
  * caller guarantees that an owner keeps @t alive until the result is
  * released. Debug builds record the call site (use the macro, which passes
- * __FILE__ and __LINE__).
+ * __FILE__ and __LINE__). Inline.
+ * Ownership: nothing is taken: the result borrows @t.
+ * Thread-safety: a read of @t (debug records: under the library's lock).
+ * Errors: none (debug builds abort if the record cannot be allocated).
  */
 static inline cow_maybe_owned_t
 cow_maybe_owned_borrowed_at(cow_tensor_t *t, const char *file, int line)
@@ -135,8 +148,10 @@ cow_maybe_owned_borrowed_at(cow_tensor_t *t, const char *file, int line)
 	cow_maybe_owned_borrowed_at((t), __FILE__, __LINE__)
 
 /**
- * cow_maybe_owned_get - the tensor (borrowed from @mo either way: do not
- * release it; retain it to keep it past cow_maybe_owned_release).
+ * cow_maybe_owned_get - the tensor (inline).
+ * Ownership: borrowed from @mo either way: do not release it; retain it to
+ * keep it past cow_maybe_owned_release. Thread-safety: a read of *mo.
+ * Errors: none; NULL after release (@mo itself must not be NULL).
  */
 static inline cow_tensor_t *
 cow_maybe_owned_get(const cow_maybe_owned_t *mo)
@@ -145,7 +160,9 @@ cow_maybe_owned_get(const cow_maybe_owned_t *mo)
 }
 
 /**
- * cow_maybe_owned_is_owned - true when @mo holds a reference.
+ * cow_maybe_owned_is_owned - true when @mo holds a reference (inline).
+ * Ownership: none (returns a value). Thread-safety: a read of *mo.
+ * Errors: none (@mo must not be NULL).
  */
 static inline bool
 cow_maybe_owned_is_owned(const cow_maybe_owned_t *mo)
@@ -155,8 +172,11 @@ cow_maybe_owned_is_owned(const cow_maybe_owned_t *mo)
 
 /**
  * cow_maybe_owned_release - drop the reference if owned; end the borrow if
- * borrowed. @mo is then empty (tensor NULL) and releasing it again does
- * nothing.
+ * borrowed (inline). @mo is then empty (tensor NULL) and releasing it again
+ * does nothing.
+ * Ownership: the owned reference or the borrow is gone.
+ * Thread-safety: a write of *mo; releasing the reference as
+ * cow_tensor_release. Errors: none (@mo must not be NULL).
  */
 static inline void
 cow_maybe_owned_release(cow_maybe_owned_t *mo)
@@ -176,6 +196,8 @@ cow_maybe_owned_release(cow_maybe_owned_t *mo)
  * copy (cow_tensor_clone). Release the result with cow_maybe_owned_release.
  * A borrow must not outlive the caller's reference on @t (debug builds check
  * it and name this call site).
+ * Ownership: *out is a borrow of @t or holds one reference on a new tensor;
+ * either way release it (once) with cow_maybe_owned_release.
  * Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (the copy failed; *out untouched).
  */

@@ -57,16 +57,21 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ */
-/* In-place ops: write @t; @t keeps its shape.                          */
+/* In-place ops: write @t; @t keeps its shape. Ownership: none: no
+ * reference is taken or dropped.                                       */
 
 /**
  * cow_tensor_fill_ - set every element of @t to @value (converted).
+ * Ownership: none. Thread-safety: a write on @t's storage.
+ * Errors: COW_EINVAL (NULL), COW_EOVERLAP, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_fill_(cow_tensor_t *t, double value);
 
 /**
  * cow_tensor_add_scalar_ / cow_tensor_mul_scalar_ - t = t + value, t = t *
  * value, with @value converted to @t's dtype first.
+ * Ownership: none. Thread-safety: a write on @t's storage.
+ * Errors: COW_EINVAL (NULL), COW_EOVERLAP, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_add_scalar_(cow_tensor_t *t, double value);
 COW_API cow_status_t cow_tensor_mul_scalar_(cow_tensor_t *t, double value);
@@ -74,6 +79,9 @@ COW_API cow_status_t cow_tensor_mul_scalar_(cow_tensor_t *t, double value);
 /**
  * cow_tensor_add_ / cow_tensor_mul_ - t = t + other, t = t * other, with
  * @other broadcast to @t's shape. Same dtype required. @other may alias @t.
+ * Ownership: none. Thread-safety: a write on @t's storage, a read of
+ * @other's. Errors: as above (COW_EINVAL, COW_ESHAPE, COW_EDTYPE,
+ * COW_EOVERLAP, COW_ENOMEM).
  */
 COW_API cow_status_t cow_tensor_add_(cow_tensor_t *t,
     const cow_tensor_t *other);
@@ -83,6 +91,9 @@ COW_API cow_status_t cow_tensor_mul_(cow_tensor_t *t,
 /**
  * cow_tensor_copy_ - dst = src, with @src broadcast to @dst's shape and
  * converted to @dst's dtype (rules above). @src may alias @dst.
+ * Ownership: none. Thread-safety: a write on @dst's storage, a read of
+ * @src's. Errors: COW_EINVAL (NULL), COW_ESHAPE, COW_EOVERLAP, COW_ENOMEM
+ * (no COW_EDTYPE: dtypes are converted).
  */
 COW_API cow_status_t cow_tensor_copy_(cow_tensor_t *dst,
     const cow_tensor_t *src);
@@ -94,6 +105,10 @@ COW_API cow_status_t cow_tensor_copy_(cow_tensor_t *dst,
 
 /**
  * cow_tensor_add / cow_tensor_mul - a + b, a * b over the broadcast shape.
+ * Ownership: *out holds one reference. Thread-safety: a read of @a and @b.
+ * Errors: COW_EINVAL (NULL), COW_EDTYPE, COW_ESHAPE, COW_EOVERFLOW (the
+ * broadcast shape's byte size overflows or exceeds COW_STORAGE_MAX_NBYTES),
+ * COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_add(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);
@@ -101,7 +116,9 @@ COW_API cow_status_t cow_tensor_mul(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);
 
 /**
- * cow_tensor_neg - -a (integers wrap). Errors: COW_EDTYPE for bool.
+ * cow_tensor_neg - -a (integers wrap).
+ * Ownership: *out holds one reference. Thread-safety: a read of @a.
+ * Errors: COW_EINVAL (NULL), COW_EDTYPE for bool, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out);
 
@@ -110,14 +127,19 @@ COW_API cow_status_t cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out);
  * Result dtype: int64 for bool and integer inputs (wrapping), the input's
  * dtype for floating inputs (accumulated in that dtype, in index order).
  * The sum of no elements is 0.
+ * Ownership: *out holds one reference. Thread-safety: a read of @a.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out);
 
 /**
  * cow_tensor_sum_dim - the sum over dimension @dim (negative counts from
  * the end); @keepdim keeps it with size 1. Dtype as cow_tensor_sum().
- * Errors: COW_ERANGE (dim); COW_EOVERFLOW (the result's element count
- * overflows: @a is empty only through dimension @dim, its others are huge).
+ * Ownership: *out holds one reference. Thread-safety: a read of @a.
+ * Errors: COW_EINVAL (NULL), COW_ERANGE (dim), COW_EOVERFLOW (the result's
+ * size overflows or exceeds COW_STORAGE_MAX_NBYTES: e.g. @a is empty only
+ * through dimension @dim and its other sizes are huge, or the int64 result
+ * of a narrower integer or bool input is too large), COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
     bool keepdim, cow_tensor_t **out);
@@ -126,7 +148,8 @@ COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
  * cow_tensor_equal - *out = true when @a and @b have the same sizes and
  * every element is equal (NaN is not equal to anything; -0.0 equals 0.0;
  * bools compare as true/false). Different sizes give false. Strides and
- * storages do not matter. A read of both.
+ * storages do not matter.
+ * Ownership: none (fills *out). Thread-safety: a read of both.
  * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ).
  */
 COW_API cow_status_t cow_tensor_equal(const cow_tensor_t *a,

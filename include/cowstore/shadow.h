@@ -78,7 +78,7 @@ typedef enum cow_shadow_policy {
 } cow_shadow_policy_t;
 
 /**
- * cow_shadow_policy_set - set the process-wide policy.
+ * cow_shadow_policy_set - set the process-wide policy. Ownership: none.
  * Thread-safety: any thread; an atomic store. Accesses already running may
  * still use the old policy.
  * Errors: COW_EINVAL (unknown value; the policy is unchanged).
@@ -86,8 +86,8 @@ typedef enum cow_shadow_policy {
 COW_API cow_status_t cow_shadow_policy_set(cow_shadow_policy_t policy);
 
 /**
- * cow_shadow_policy_get - the process-wide policy. Thread-safety: any
- * thread. Errors: none.
+ * cow_shadow_policy_get - the process-wide policy. Ownership: none (returns
+ * a value). Thread-safety: any thread. Errors: none.
  */
 COW_API cow_shadow_policy_t cow_shadow_policy_get(void);
 
@@ -107,14 +107,16 @@ COW_API void cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx);
 
 /**
  * cow_shadow_handler_get - the installed handler and its context (either
- * out-parameter may be NULL). Thread-safety: any thread. Errors: none.
+ * out-parameter may be NULL). Ownership: none; *ctx stays its installer's.
+ * Thread-safety: any thread. Errors: none.
  */
 COW_API void cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx);
 
 /**
  * cow_shadow_default_handler - the default handler: prints one line to
  * stderr naming the function, the kind, the storage and both generations.
- * @ctx is ignored. Thread-safety: any thread. Errors: none.
+ * @ctx is ignored. Ownership: none (@event is borrowed).
+ * Thread-safety: any thread. Errors: none.
  */
 COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
     void *ctx);
@@ -122,7 +124,8 @@ COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
 /**
  * cow_storage_physical_generation - *out = the storage's physical
  * generation, or COW_GENERATION_NONE before its first simulated lazy copy.
- * Thread-safety: a read of @storage. Errors: COW_EINVAL (NULL argument).
+ * Ownership: none (fills *out). Thread-safety: a read of @storage.
+ * Errors: COW_EINVAL (NULL argument).
  */
 COW_API cow_status_t cow_storage_physical_generation(
     const cow_storage_t *storage, uint64_t *out);
@@ -132,7 +135,8 @@ COW_API cow_status_t cow_storage_physical_generation(
  * shadow storage (its own, or its storage's default one), or
  * COW_GENERATION_NONE when it has none: a null shadow on a storage that
  * was never shadowed.
- * Thread-safety: a read of @t. Errors: COW_EINVAL (NULL argument).
+ * Ownership: none (fills *out). Thread-safety: a read of @t.
+ * Errors: COW_EINVAL (NULL argument).
  */
 COW_API cow_status_t cow_tensor_shadow_generation(const cow_tensor_t *t,
     uint64_t *out);
@@ -140,8 +144,8 @@ COW_API cow_status_t cow_tensor_shadow_generation(const cow_tensor_t *t,
 /**
  * cow_tensor_shares_shadow - true when @a and @b share a shadow storage:
  * they view one storage and neither is a simulated lazy copy of the other
- * (views share their base's shadow). NULL gives false.
- * Thread-safety: a read of both. Errors: none.
+ * (views share their base's shadow). Ownership: none (returns a value).
+ * Thread-safety: a read of both. Errors: none; NULL gives false.
  */
 COW_API bool cow_tensor_shares_shadow(const cow_tensor_t *a,
     const cow_tensor_t *b);

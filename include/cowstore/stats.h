@@ -23,15 +23,17 @@ typedef struct cow_stats_s {
 } cow_stats_t;
 
 /**
- * cow_stats_get - sum the counters. Thread-safety: any thread; counters are
- * sharded per thread and summed, so the result is not a snapshot while other
- * threads work. Errors: NULL is ignored.
+ * cow_stats_get - sum the counters into *out. Ownership: none (fills *out).
+ * Thread-safety: any thread; counters are sharded (each thread adds to one
+ * of a fixed set of shards) and summed, so the result is not a snapshot
+ * while other threads work. Errors: none; NULL does nothing.
  */
 COW_API void cow_stats_get(cow_stats_t *out);
 
 /**
- * cow_stats_reset - set every counter to zero. Thread-safety: any thread, but
- * increments that run concurrently with the reset may be lost.
+ * cow_stats_reset - set every counter to zero. Ownership: none.
+ * Thread-safety: any thread, but increments that run concurrently with the
+ * reset may be lost. Errors: none.
  */
 COW_API void cow_stats_reset(void);
 

@@ -69,12 +69,14 @@ COW_API cow_status_t cow_storage_new(size_t nbytes, cow_allocator_t *allocator,
  * cow_storage_from_external - a storage over memory the caller provides.
  * @data: may be NULL only when nbytes is 0.
  * @deleter: called exactly once with (data, nbytes, deleter_ctx) when no
- * storage references the data any more; NULL means the caller keeps
+ * storage references the data any more (on the thread that drops the last
+ * share); NULL means the caller keeps
  * ownership and must keep the memory valid until then.
  * @flags: 0 or COW_STORAGE_NOT_SHAREABLE.
  * Metadata and later copies use cow_allocator_default().
- * Ownership: on success the storage owns @data (through the deleter); on
- * failure nothing is taken and the deleter is not called.
+ * Ownership: *out holds one reference (cow_storage_release). With a deleter,
+ * @data is handed over on success; on failure nothing is taken and the
+ * deleter is not called. Thread-safety: any thread.
  * Errors: COW_EINVAL (out NULL, data NULL with nbytes > 0, unknown flag),
  * COW_EOVERFLOW, COW_ENOMEM.
  */
@@ -83,30 +85,49 @@ COW_API cow_status_t cow_storage_from_external(void *data, size_t nbytes,
     cow_storage_t **out);
 
 /**
- * cow_storage_retain - add a reference. Thread-safety: any thread holding a
- * reference. Aborts on refcount overflow (a bug in the caller).
+ * cow_storage_from_external_with_allocator - cow_storage_from_external(),
+ * with the storage's metadata and later copies (materialisation, the eager
+ * clone of a COW_STORAGE_NOT_SHAREABLE storage) from @allocator (NULL:
+ * cow_allocator_default()), which must outlive the storage and its copies.
+ * Ownership: *out holds one reference; @data as cow_storage_from_external.
+ * Thread-safety: any thread. Errors: as cow_storage_from_external.
+ */
+COW_API cow_status_t cow_storage_from_external_with_allocator(void *data,
+    size_t nbytes, cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *allocator, cow_storage_t **out);
+
+/**
+ * cow_storage_retain - add a reference. Ownership: the caller holds one more
+ * reference (cow_storage_release). Thread-safety: any thread holding a
+ * reference. Errors: none; NULL does nothing. Aborts on a dead storage or
+ * refcount overflow (a bug in the caller).
  */
 COW_API void cow_storage_retain(cow_storage_t *storage);
 
 /**
  * cow_storage_release - drop a reference; the last one frees the storage,
  * and gives back its share of the data (the last share frees the data, after
- * waiting for any peer still copying it). NULL does nothing.
+ * waiting for any peer still copying it).
+ * Ownership: the caller's reference is gone (the caller must not use
+ * @storage through it again).
  * Thread-safety: any thread holding a reference; safe against peers that
- * materialise or clone at the same time.
+ * materialise or clone at the same time. Errors: none; NULL does nothing.
  */
 COW_API void cow_storage_release(cow_storage_t *storage);
 
 /**
- * cow_storage_nbytes - size in bytes. Thread-safety: any thread. NULL gives 0.
+ * cow_storage_nbytes - size in bytes. Ownership: none (returns a value).
+ * Thread-safety: any thread. Errors: none; NULL gives 0.
  */
 COW_API size_t cow_storage_nbytes(const cow_storage_t *storage);
 
 /**
  * cow_storage_const_data - the data for reading. Never materialises and costs
- * no atomic operation. The pointer is valid until the next write
- * (cow_storage_mutable_data) through this storage or its release.
- * The caller must not write through it. NULL for NULL or zero-byte storages.
+ * no atomic operation.
+ * Ownership: borrowed from the storage; valid until the next write
+ * (cow_storage_mutable_data) through this storage or its release. The
+ * caller must not write through it. Thread-safety: a read of @storage.
+ * Errors: none; NULL for NULL or zero-byte storages.
  */
 COW_API const void *cow_storage_const_data(const cow_storage_t *storage);
 
@@ -114,7 +135,8 @@ COW_API const void *cow_storage_const_data(const cow_storage_t *storage);
  * cow_storage_mutable_data - the data for writing. A COW storage is
  * materialised first (copy, or steal when it holds the last share); after
  * that the storage owns its data privately.
- * Ownership: *ptr is owned by the storage.
+ * Ownership: *ptr is borrowed from the storage; write through it only until
+ * @storage is next lazy-cloned (the data is then shared again) or released.
  * Thread-safety: a write on @storage (see the contract above); safe against
  * any concurrent operation on other storages, shared data included.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (the copy could not be allocated:
@@ -126,7 +148,9 @@ COW_API cow_status_t cow_storage_mutable_data(cow_storage_t *storage,
 /**
  * cow_storage_materialize - make the storage private now, as
  * cow_storage_mutable_data() does, without returning the pointer.
- * Same contract and errors.
+ * Ownership: none. Thread-safety: a write on @storage, as
+ * cow_storage_mutable_data(). Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing
+ * changed).
  */
 COW_API cow_status_t cow_storage_materialize(cow_storage_t *storage);
 
@@ -148,28 +172,33 @@ COW_API cow_status_t cow_storage_lazy_clone(cow_storage_t *src,
 /**
  * cow_storage_is_cow - true while the storage shares (or may share) its data
  * through a COW context, i.e. until its next materialisation.
- * Thread-safety: a read. NULL gives false.
+ * Ownership: none (returns a value). Thread-safety: a read.
+ * Errors: none; NULL gives false.
  */
 COW_API bool cow_storage_is_cow(const cow_storage_t *storage);
 
 /**
  * cow_storage_share_count - how many storages share this storage's data
- * (1 when private). Under concurrent materialisation of peers the value may
- * be stale by the time it returns. NULL gives 0.
+ * (1 when private). Ownership: none (returns a value).
+ * Thread-safety: a read; under concurrent materialisation of peers the value
+ * may be stale by the time it returns. Errors: none; NULL gives 0.
  */
 COW_API size_t cow_storage_share_count(const cow_storage_t *storage);
 
 /**
  * cow_storage_shares_data - true when @a and @b share one data allocation
  * (the same storage, or lazy copies that neither has materialised).
- * NULL gives false.
+ * Ownership: none (returns a value). Thread-safety: a read of both.
+ * Errors: none; NULL gives false.
  */
 COW_API bool cow_storage_shares_data(const cow_storage_t *a,
     const cow_storage_t *b);
 
 /**
  * cow_storage_allocator - the allocator the storage uses for its metadata
- * and its copies. Ownership: borrowed. NULL gives NULL.
+ * and its copies. Ownership: borrowed (the allocator outlives the storage).
+ * Thread-safety: any thread holding a reference. Errors: none; NULL gives
+ * NULL.
  */
 COW_API cow_allocator_t *cow_storage_allocator(const cow_storage_t *storage);
 

@@ -4,7 +4,9 @@
  * Model (docs/tensor.md; seeds 002 and 003):
  * - A tensor is an immutable description (dtype, sizes, strides, storage
  *   offset) over ONE storage, plus a reference on that storage. Two tensors
- *   alias if and only if they share a storage.
+ *   alias if and only if they share a storage. (Functional tensors,
+ *   functional.h, have no storage, and cow_functional_transpose_ changes
+ *   their metadata in place.)
  * - Views (tensor.h, views) make a new tensor over the SAME storage and copy
  *   nothing. Lazy clones make a new storage that shares the data until one
  *   side writes.
@@ -18,8 +20,9 @@
  * broadcast/expanded dimensions). Dimension arguments may be negative and
  * then count from the end (-1 is the last dimension), as in Python.
  *
- * Thread-safety: tensor metadata is immutable after creation, so any number
- * of threads may read one tensor, make views of it and lazy-clone it at once.
+ * Thread-safety: a plain tensor's metadata is immutable after creation, so
+ * any number of threads may read one tensor, make views of it and
+ * lazy-clone it at once (functional tensors: functional.h).
  * Writes follow the storage contract (storage.h): the user serialises a
  * write through a storage against every other use of that storage; tensors
  * on different storages (lazy copies included) need no synchronisation.
@@ -30,6 +33,8 @@
  * call changes nothing and leaks nothing.
  * Under the reshape-alias simulation's COW_SHADOW_ERROR policy (shadow.h),
  * any call that reads or writes elements may also fail with COW_EALIASING.
+ * Functional tensors (functional.h): a call that reads one may also fail
+ * with COW_ENOMEM (it syncs first), and mixing backends gives COW_EINVAL.
  */
 #ifndef COWSTORE_TENSOR_H
 #define COWSTORE_TENSOR_H
@@ -67,14 +72,15 @@ typedef enum cow_dtype {
 #define COW_DTYPE_COUNT 6
 
 /**
- * cow_dtype_size - bytes per element of @dtype; 0 for an unknown value.
- * Thread-safety: any thread.
+ * cow_dtype_size - bytes per element of @dtype. Ownership: none (returns a
+ * value). Thread-safety: any thread. Errors: none; an unknown value gives 0.
  */
 COW_API size_t cow_dtype_size(cow_dtype_t dtype);
 
 /**
- * cow_dtype_name - "bool", "uint8", "int32", "int64", "float32", "float64",
- * or "unknown". Ownership: static string.
+ * cow_dtype_name - "bool", "uint8", "int32", "int64", "float32", "float64".
+ * Ownership: static string; never free it. Thread-safety: any thread.
+ * Errors: none; an unknown value gives "unknown".
  */
 COW_API const char *cow_dtype_name(cow_dtype_t dtype);
 
@@ -82,8 +88,10 @@ COW_API const char *cow_dtype_name(cow_dtype_t dtype);
 /* Lifecycle.                                                           */
 
 /**
- * cow_tensor_retain - add a reference. Thread-safety: any thread holding a
- * reference. Aborts on a dead tensor or a saturated count (caller bug).
+ * cow_tensor_retain - add a reference. Ownership: the caller holds one more
+ * reference (cow_tensor_release). Thread-safety: any thread holding a
+ * reference. Errors: none; NULL does nothing. Aborts on a dead tensor or a
+ * saturated count (caller bug).
  */
 COW_API void cow_tensor_retain(cow_tensor_t *t);
 
@@ -93,13 +101,18 @@ COW_API void cow_tensor_retain(cow_tensor_t *t);
  * In builds with COW_DEBUG_BORROWS, dropping the last reference while a
  * MaybeOwned borrow of the tensor is outstanding aborts with the file:line
  * where the borrow was taken (maybe_owned.h).
- * Thread-safety: any thread holding a reference.
+ * Ownership: the caller's reference is gone.
+ * Thread-safety: any thread holding a reference (functional tensors: as
+ * every use of their alias group, functional.h). Errors: none; NULL does
+ * nothing.
  */
 COW_API void cow_tensor_release(cow_tensor_t *t);
 
 /**
- * cow_tensor_refcount - the current number of references (a diagnostic:
- * stale as soon as another thread retains or releases). NULL gives 0.
+ * cow_tensor_refcount - the current number of references (a diagnostic).
+ * Ownership: none (returns a value). Thread-safety: any thread holding a
+ * reference; stale as soon as another thread retains or releases.
+ * Errors: none; NULL gives 0.
  */
 COW_API unsigned cow_tensor_refcount(const cow_tensor_t *t);
 
@@ -107,20 +120,27 @@ COW_API unsigned cow_tensor_refcount(const cow_tensor_t *t);
 /* Creation. Every new tensor holds one reference, released with
  * cow_tensor_release(). @allocator NULL means cow_allocator_default(); it
  * must outlive the tensor. @sizes may be NULL when @ndim is 0 (a scalar).
- * Common errors: COW_EINVAL (out NULL, unknown dtype, negative size),
- * COW_ERANGE (ndim outside [0, COW_TENSOR_MAX_NDIM]), COW_EOVERFLOW (the
- * byte size overflows or exceeds COW_STORAGE_MAX_NBYTES), COW_ENOMEM.     */
+ * Any thread may create tensors; the calling thread's backend and mode
+ * decide whether they are functional (functional.h).
+ * Common errors: COW_EINVAL (out NULL, unknown dtype, sizes NULL with
+ * ndim > 0, negative size), COW_ERANGE (ndim outside
+ * [0, COW_TENSOR_MAX_NDIM]), COW_EOVERFLOW (the byte size overflows or
+ * exceeds COW_STORAGE_MAX_NBYTES), COW_ENOMEM.                           */
 
 /**
  * cow_tensor_empty - a new contiguous tensor on a new private storage. The
  * contents are unspecified (this version happens to zero them; do not rely
  * on it: use cow_tensor_zeros()).
+ * Ownership: *out holds one reference. Thread-safety: any thread.
+ * Errors: the common errors above.
  */
 COW_API cow_status_t cow_tensor_empty(cow_dtype_t dtype, int ndim,
     const int64_t *sizes, cow_allocator_t *allocator, cow_tensor_t **out);
 
 /**
  * cow_tensor_zeros - a new contiguous tensor filled with zeros.
+ * Ownership: *out holds one reference. Thread-safety: any thread.
+ * Errors: the common errors above.
  */
 COW_API cow_status_t cow_tensor_zeros(cow_dtype_t dtype, int ndim,
     const int64_t *sizes, cow_allocator_t *allocator, cow_tensor_t **out);
@@ -128,6 +148,8 @@ COW_API cow_status_t cow_tensor_zeros(cow_dtype_t dtype, int ndim,
 /**
  * cow_tensor_full - a new contiguous tensor with every element @value,
  * converted to @dtype as cow_tensor_copy_() converts (ops.h).
+ * Ownership: *out holds one reference. Thread-safety: any thread.
+ * Errors: the common errors above.
  */
 COW_API cow_status_t cow_tensor_full(cow_dtype_t dtype, int ndim,
     const int64_t *sizes, double value, cow_allocator_t *allocator,
@@ -135,16 +157,20 @@ COW_API cow_status_t cow_tensor_full(cow_dtype_t dtype, int ndim,
 
 /**
  * cow_tensor_arange - a new 1-D tensor [0, 1, ..., n - 1] of @dtype
- * (converted as cow_tensor_copy_() converts). Errors as above, COW_EINVAL
- * for n < 0.
+ * (converted as cow_tensor_copy_() converts).
+ * Ownership: *out holds one reference. Thread-safety: any thread.
+ * Errors: the common errors above; COW_EINVAL for n < 0.
  */
 COW_API cow_status_t cow_tensor_arange(cow_dtype_t dtype, int64_t n,
     cow_allocator_t *allocator, cow_tensor_t **out);
 
 /**
  * cow_tensor_from_data - a new contiguous tensor holding a COPY of @data:
- * numel * cow_dtype_size(dtype) bytes in row-major order. The caller keeps
- * ownership of @data. @data may be NULL only when the tensor has no elements.
+ * numel * cow_dtype_size(dtype) bytes in row-major order.
+ * Ownership: *out holds one reference; the caller keeps @data (only read).
+ * Thread-safety: any thread.
+ * Errors: the common errors above; COW_EINVAL (@data NULL while the shape
+ * has elements).
  */
 COW_API cow_status_t cow_tensor_from_data(cow_dtype_t dtype, int ndim,
     const int64_t *sizes, const void *data, cow_allocator_t *allocator,
@@ -154,12 +180,13 @@ COW_API cow_status_t cow_tensor_from_data(cow_dtype_t dtype, int ndim,
  * cow_tensor_from_storage - a tensor over an existing storage, with explicit
  * layout. @strides NULL means contiguous strides for @sizes. @offset is in
  * elements. The whole tensor must lie inside the storage.
- * Ownership: the tensor takes its own reference on @storage; the caller
- * keeps its reference. Thread-safety: a read of @storage.
- * Errors: COW_EINVAL (NULL storage or out, unknown dtype, negative size,
- * stride or offset), COW_ERANGE (ndim, or the layout reaches past the end of
- * the storage: the message gives the byte needed and the storage size),
- * COW_EOVERFLOW, COW_ENOMEM.
+ * Ownership: *out holds one reference; the tensor takes its own reference
+ * on @storage and the caller keeps its own. Thread-safety: a read of
+ * @storage.
+ * Errors: COW_EINVAL (NULL storage or out, unknown dtype, sizes NULL with
+ * ndim > 0, negative size, stride or offset), COW_ERANGE (ndim, or the
+ * layout reaches past the end of the storage: the message gives the byte
+ * needed and the storage size), COW_EOVERFLOW, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
     cow_dtype_t dtype, int ndim, const int64_t *sizes, const int64_t *strides,
@@ -168,21 +195,35 @@ COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
 /* ------------------------------------------------------------------ */
 /* Accessors. A NULL tensor gives 0, false or NULL.                      */
 
+/**
+ * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset
+ * - the number of dimensions; the dtype; the number of elements (the
+ * product of the sizes; 1 for a scalar); the storage offset of element
+ * [0, ..., 0], in elements.
+ * Ownership: none (they return values). Thread-safety: any thread holding a
+ * reference. Errors: none; NULL gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
+ */
 COW_API int cow_tensor_ndim(const cow_tensor_t *t);
 COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
-/* Number of elements (the product of the sizes; 1 for a scalar). */
 COW_API int64_t cow_tensor_numel(const cow_tensor_t *t);
-/* Storage offset of element [0, ..., 0], in elements. */
 COW_API int64_t cow_tensor_offset(const cow_tensor_t *t);
-/* The sizes and strides arrays (ndim entries each). Ownership: borrowed from
- * the tensor; valid while the caller holds a reference. */
+
+/**
+ * cow_tensor_sizes / cow_tensor_strides - the sizes and strides arrays (ndim
+ * entries each).
+ * Ownership: borrowed pointer into the tensor, valid while the caller holds
+ * a reference on @t (cow_functional_transpose_ rewrites a functional
+ * tensor's arrays in place). Thread-safety: any thread holding a reference.
+ * Errors: none; NULL gives NULL.
+ */
 COW_API const int64_t *cow_tensor_sizes(const cow_tensor_t *t);
 COW_API const int64_t *cow_tensor_strides(const cow_tensor_t *t);
 
 /**
  * cow_tensor_size / cow_tensor_stride - size or stride of dimension @dim
- * (negative counts from the end). Errors: COW_EINVAL (NULL), COW_ERANGE
- * (dim outside [-ndim, ndim), naming it).
+ * (negative counts from the end). Ownership: none (fills *out).
+ * Thread-safety: any thread holding a reference. Errors: COW_EINVAL (NULL t
+ * or out), COW_ERANGE (dim outside [-ndim, ndim), naming it).
  */
 COW_API cow_status_t cow_tensor_size(const cow_tensor_t *t, int dim,
     int64_t *out);
@@ -192,21 +233,28 @@ COW_API cow_status_t cow_tensor_stride(const cow_tensor_t *t, int dim,
 /**
  * cow_tensor_is_contiguous - true when the elements are laid out densely in
  * row-major order (dimensions of size 1 are ignored; a tensor with no
- * elements is contiguous).
+ * elements is contiguous). Ownership: none (returns a value).
+ * Thread-safety: any thread holding a reference. Errors: none; NULL gives
+ * false.
  */
 COW_API bool cow_tensor_is_contiguous(const cow_tensor_t *t);
 
 /**
  * cow_tensor_storage - the storage the tensor views. Ownership: borrowed;
  * valid while the caller holds a reference on @t (retain it to keep it).
+ * Thread-safety: any thread holding a reference. Errors: none; NULL for a
+ * NULL or functional tensor.
  */
 COW_API cow_storage_t *cow_tensor_storage(const cow_tensor_t *t);
 
 /**
  * cow_tensor_const_data - address of element [0, ..., 0] for reading. Never
- * materialises. Valid until the next write through the tensor's storage
- * (which may move a COW storage's data) or its release. NULL when the
- * tensor has no elements, or when the reshape-alias check refuses the read
+ * materialises.
+ * Ownership: borrowed; valid until the next write through the tensor's
+ * storage (which may move a COW storage's data) or its release; never write
+ * through it. Thread-safety: a read of the tensor's storage.
+ * Errors: none reported by status; NULL for a NULL tensor, when the tensor
+ * has no elements, or when the reshape-alias check refuses the read
  * (COW_SHADOW_ERROR, shadow.h; cow_last_error() says why).
  */
 COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
@@ -216,9 +264,11 @@ COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
  * COW storage is materialised first (cow_storage_mutable_data), which moves
  * the data for every tensor viewing that storage. *out is NULL (and nothing
  * is materialised) when the tensor has no elements.
+ * Ownership: *out is borrowed from the storage, as cow_storage_mutable_data.
  * Thread-safety: a write on the tensor's storage.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed), COW_EALIASING
- * (refused by the reshape-alias check, shadow.h; nothing changed).
+ * (refused by the reshape-alias check, shadow.h; nothing changed),
+ * COW_ENOTSUP (a functional tensor).
  */
 COW_API cow_status_t cow_tensor_mutable_data(cow_tensor_t *t, void **out);
 
@@ -228,6 +278,8 @@ COW_API cow_status_t cow_tensor_mutable_data(cow_tensor_t *t, void **out);
  * scalar). A read: never materialises. get_f64 converts integers to double
  * (int64 values beyond 2^53 are rounded); get_i64 converts floating values as
  * cow_tensor_copy_() does (truncation, saturation, NaN to 0).
+ * Ownership: none (fills *out; @index is only read).
+ * Thread-safety: a read of the tensor's storage.
  * Errors: COW_EINVAL (NULL t or out, NULL index with ndim > 0),
  * COW_ERANGE (an index out of range, naming the dimension and the value).
  */
@@ -241,8 +293,9 @@ COW_API cow_status_t cow_tensor_get_i64(const cow_tensor_t *t,
  * the tensor's dtype as cow_tensor_copy_() converts. A write: materialises a
  * COW storage. Writing one element of an expanded view is allowed (it
  * changes every element that shares its memory).
- * Errors: as the getters, plus COW_ENOMEM (materialisation failed; nothing
- * changed).
+ * Ownership: none. Thread-safety: a write on the tensor's storage.
+ * Errors: COW_EINVAL (NULL t, NULL index with ndim > 0), COW_ERANGE (as the
+ * getters), COW_ENOMEM (materialisation failed; nothing changed).
  */
 COW_API cow_status_t cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index,
     double value);
@@ -261,8 +314,10 @@ COW_API cow_status_t cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index,
  * -1: inferred). Possible only when the strides allow it (every group of
  * old dimensions that the new shape splits or merges is contiguous in
  * memory); otherwise COW_ESHAPE, and cow_tensor_reshape() copies instead.
- * Errors: COW_EINVAL (negative size other than one -1), COW_ESHAPE (element
- * count differs, or the strides do not allow a view), COW_EOVERFLOW.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_EINVAL (negative size other than one -1),
+ * COW_ESHAPE (element count differs, or the strides do not allow a view),
+ * COW_EOVERFLOW.
  */
 COW_API cow_status_t cow_tensor_view(cow_tensor_t *t, int ndim,
     const int64_t *sizes, cow_tensor_t **out);
@@ -271,6 +326,8 @@ COW_API cow_status_t cow_tensor_view(cow_tensor_t *t, int ndim,
  * cow_tensor_select - index @index (negative counts from the end) of
  * dimension @dim, removing that dimension. x = select(y, 0, 0) then
  * fill_(x, 2) changes y.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ERANGE for @dim or @index.
  */
 COW_API cow_status_t cow_tensor_select(cow_tensor_t *t, int dim,
     int64_t index, cow_tensor_t **out);
@@ -279,7 +336,8 @@ COW_API cow_status_t cow_tensor_select(cow_tensor_t *t, int dim,
  * cow_tensor_slice - elements start, start + step, ... (below end) of
  * dimension @dim. start and end are clamped to [0, size] after negative
  * values are counted from the end (Python slicing); step must be positive.
- * Errors: COW_EINVAL (step <= 0), COW_ERANGE (dim).
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_EINVAL (step <= 0), COW_ERANGE (dim).
  */
 COW_API cow_status_t cow_tensor_slice(cow_tensor_t *t, int dim,
     int64_t start, int64_t end, int64_t step, cow_tensor_t **out);
@@ -288,12 +346,16 @@ COW_API cow_status_t cow_tensor_slice(cow_tensor_t *t, int dim,
  * cow_tensor_narrow - elements [start, start + length) of dimension @dim.
  * Strict: start in [-size, size] (negative counts from the end), length >= 0
  * and start + length <= size, else COW_ERANGE.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ERANGE (dim, start or length).
  */
 COW_API cow_status_t cow_tensor_narrow(cow_tensor_t *t, int dim,
     int64_t start, int64_t length, cow_tensor_t **out);
 
 /**
  * cow_tensor_transpose - swap dimensions @dim0 and @dim1.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ERANGE (a dim).
  */
 COW_API cow_status_t cow_tensor_transpose(cow_tensor_t *t, int dim0,
     int dim1, cow_tensor_t **out);
@@ -301,15 +363,19 @@ COW_API cow_status_t cow_tensor_transpose(cow_tensor_t *t, int dim0,
 /**
  * cow_tensor_permute - dimension i of the result is dimension dims[i] of @t.
  * @ndim must equal the tensor's; @dims must be a permutation.
- * Errors: COW_ESHAPE (ndim differs), COW_ERANGE, COW_EINVAL (repeated dim).
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ESHAPE (ndim differs), COW_ERANGE (a dim),
+ * COW_EINVAL (dims NULL with ndim > 0, repeated dim).
  */
 COW_API cow_status_t cow_tensor_permute(cow_tensor_t *t, int ndim,
     const int *dims, cow_tensor_t **out);
 
 /**
  * cow_tensor_unsqueeze - insert a dimension of size 1 at position @dim
- * (in [-(ndim + 1), ndim]). Errors: COW_ERANGE (dim, or the result would
- * exceed COW_TENSOR_MAX_NDIM).
+ * (in [-(ndim + 1), ndim]).
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ERANGE (dim, or the result would exceed
+ * COW_TENSOR_MAX_NDIM).
  */
 COW_API cow_status_t cow_tensor_unsqueeze(cow_tensor_t *t, int dim,
     cow_tensor_t **out);
@@ -317,12 +383,16 @@ COW_API cow_status_t cow_tensor_unsqueeze(cow_tensor_t *t, int dim,
 /**
  * cow_tensor_squeeze - remove dimension @dim if its size is 1; otherwise the
  * result has the same shape (a new view all the same).
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ERANGE (dim, or @t has no dimensions).
  */
 COW_API cow_status_t cow_tensor_squeeze(cow_tensor_t *t, int dim,
     cow_tensor_t **out);
 
 /**
  * cow_tensor_squeeze_all - remove every dimension of size 1.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_squeeze_all(cow_tensor_t *t,
     cow_tensor_t **out);
@@ -332,8 +402,11 @@ COW_API cow_status_t cow_tensor_squeeze_all(cow_tensor_t *t,
  * dimensions are added in front). Entry -1 keeps an existing dimension's
  * size; a dimension of size 1 may take any size (stride 0). The result's
  * elements share memory: writing it through an op is refused (COW_EOVERLAP).
- * Errors: COW_EINVAL (negative size other than -1 on an existing dimension),
- * COW_ESHAPE (a non-1 dimension asked to change size), COW_ERANGE (ndim).
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_EINVAL (sizes NULL with ndim > 0, negative
+ * size other than -1 on an existing dimension), COW_ESHAPE (a non-1
+ * dimension asked to change size), COW_ERANGE (ndim), COW_EOVERFLOW (the
+ * expanded byte size exceeds COW_STORAGE_MAX_NBYTES).
  */
 COW_API cow_status_t cow_tensor_expand(cow_tensor_t *t, int ndim,
     const int64_t *sizes, cow_tensor_t **out);
@@ -342,7 +415,9 @@ COW_API cow_status_t cow_tensor_expand(cow_tensor_t *t, int ndim,
  * cow_tensor_diagonal - the diagonal of dimensions @dim1 and @dim2 (above
  * it for @offset > 0, below for @offset < 0), appended as the last
  * dimension; both dimensions are removed. An offset past the edge gives an
- * empty diagonal. Errors: COW_ERANGE (dims), COW_EINVAL (dim1 == dim2).
+ * empty diagonal.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_ERANGE (dims), COW_EINVAL (dim1 == dim2).
  */
 COW_API cow_status_t cow_tensor_diagonal(cow_tensor_t *t, int64_t offset,
     int dim1, int dim2, cow_tensor_t **out);
@@ -351,8 +426,10 @@ COW_API cow_status_t cow_tensor_diagonal(cow_tensor_t *t, int64_t offset,
  * cow_tensor_as_strided - any layout over @t's storage: @sizes, @strides (in
  * elements, non-negative) and @storage_offset (absolute, in elements, not
  * relative to @t's offset). Bounds-checked against the storage.
- * Errors: COW_EINVAL (negative size, stride or offset), COW_ERANGE (ndim,
- * or the layout reaches past the storage, naming the byte and the size),
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: common (above); COW_EINVAL (NULL sizes or strides with
+ * ndim > 0, negative size, stride or offset), COW_ERANGE (ndim, or the
+ * layout reaches past the storage, naming the byte and the size),
  * COW_EOVERFLOW.
  */
 COW_API cow_status_t cow_tensor_as_strided(cow_tensor_t *t, int ndim,
@@ -365,8 +442,9 @@ COW_API cow_status_t cow_tensor_as_strided(cow_tensor_t *t, int ndim,
 /**
  * cow_tensor_clone - an eager copy: a new contiguous tensor with the same
  * dtype, sizes and values on a new private storage (allocated from @t's
- * storage's allocator). A read of @t.
- * Ownership: *out holds one reference. Errors: COW_EINVAL, COW_ENOMEM.
+ * storage's allocator).
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_clone(const cow_tensor_t *t,
     cow_tensor_t **out);
@@ -374,7 +452,8 @@ COW_API cow_status_t cow_tensor_clone(const cow_tensor_t *t,
 /**
  * cow_tensor_contiguous - @t itself (one more reference) when it is
  * contiguous, else cow_tensor_clone(). Ownership: *out holds one reference
- * either way. Errors: COW_EINVAL, COW_ENOMEM.
+ * either way. Thread-safety: a read of @t. Errors: COW_EINVAL (NULL),
+ * COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_contiguous(cow_tensor_t *t,
     cow_tensor_t **out);
@@ -385,9 +464,11 @@ COW_API cow_status_t cow_tensor_contiguous(cow_tensor_t *t,
  * offset. A lazy clone of a view therefore shares the whole allocation. O(1)
  * and copies no bytes; the first write through either side materialises
  * that side. @t's storage becomes copy-on-write (its data address does not
- * change). A read of @t.
- * Ownership: *out holds one reference. Errors: COW_EINVAL, COW_ENOMEM
- * (nothing changed: @t's storage is not made copy-on-write).
+ * change). Exceptions (cow_storage_lazy_clone): a COW_STORAGE_NOT_SHAREABLE
+ * or zero-byte storage is copied eagerly instead.
+ * Ownership: *out holds one reference. Thread-safety: a read of @t.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed: @t's storage is
+ * not made copy-on-write).
  */
 COW_API cow_status_t cow_tensor_lazy_clone(cow_tensor_t *t,
     cow_tensor_t **out);
@@ -417,7 +498,7 @@ typedef enum cow_reshape_mode {
 } cow_reshape_mode_t;
 
 /**
- * cow_reshape_mode_set - set the process-wide mode.
+ * cow_reshape_mode_set - set the process-wide mode. Ownership: none.
  * Thread-safety: any thread; an atomic store. Operations already running in
  * other threads may still use the old mode; later calls see the new one.
  * Errors: COW_EINVAL (COW_RESHAPE_INHERIT or an unknown value). On error
@@ -427,6 +508,8 @@ COW_API cow_status_t cow_reshape_mode_set(cow_reshape_mode_t mode);
 
 /**
  * cow_reshape_mode_get - the process-wide mode (ignores thread overrides).
+ * Ownership: none (returns a value). Thread-safety: any thread (an atomic
+ * load). Errors: none.
  */
 COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
 
@@ -435,21 +518,25 @@ COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
  * only (tests, or a caller that needs one mode locally);
  * COW_RESHAPE_INHERIT removes the override. @previous (may be NULL) receives
  * the old override (COW_RESHAPE_INHERIT if there was none), so a caller can
- * restore it. Thread-safety: affects only the calling thread.
- * Errors: COW_EINVAL (unknown value).
+ * restore it. Ownership: none (fills *previous).
+ * Thread-safety: affects only the calling thread.
+ * Errors: COW_EINVAL (unknown value; nothing changed, *previous untouched).
  */
 COW_API cow_status_t cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
     cow_reshape_mode_t *previous);
 
 /**
  * cow_reshape_mode_get_thread - the calling thread's override, or
- * COW_RESHAPE_INHERIT.
+ * COW_RESHAPE_INHERIT. Ownership: none (returns a value).
+ * Thread-safety: reads the calling thread's own setting. Errors: none.
  */
 COW_API cow_reshape_mode_t cow_reshape_mode_get_thread(void);
 
 /**
  * cow_reshape_mode_effective - the mode reshape uses on the calling thread:
  * the thread override if set, else the process-wide mode.
+ * Ownership: none (returns a value). Thread-safety: any thread.
+ * Errors: none.
  */
 COW_API cow_reshape_mode_t cow_reshape_mode_effective(void);
 

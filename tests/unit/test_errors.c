@@ -114,3 +114,45 @@ Test(errors, message_is_thread_local)
 	pthread_join(t, NULL);
 	cr_assert_str_eq(cow_last_error(), mine);
 }
+
+/* A call that succeeds records no message: the last failure's message
+ * stays, even through paths that try something and fall back (the default
+ * allocator's jemalloc probe, reshape of a non-viewable layout, an eager
+ * clone of an unshareable storage, the functional layer). */
+Test(errors, success_records_nothing)
+{
+	cow_storage_t *s = NULL, *c, *e;
+	cow_tensor_t *t, *tt, *r, *f;
+	char buf[8] = {0};
+	char failed[256];
+
+	cr_assert_eq(cow_storage_new(SIZE_MAX, NULL, &s), COW_EOVERFLOW);
+	snprintf(failed, sizeof failed, "%s", cow_last_error());
+	cr_assert_str_not_empty(failed);
+
+	cr_assert_eq(cow_storage_new(64, NULL, &s), COW_OK);
+	cr_assert_eq(cow_storage_lazy_clone(s, &c), COW_OK);
+	cr_assert_eq(cow_storage_materialize(c), COW_OK);
+	cr_assert_eq(cow_storage_from_external(buf, sizeof buf, NULL, NULL,
+	    COW_STORAGE_NOT_SHAREABLE, &e), COW_OK);
+	cow_storage_release(c);
+	cr_assert_eq(cow_storage_lazy_clone(e, &c), COW_OK);
+	cr_assert_eq(cow_tensor_arange(COW_DTYPE_INT32, 6, NULL, &t), COW_OK);
+	cr_assert_eq(cow_tensor_view(t, 2, (int64_t[]){2, 3}, &r), COW_OK);
+	cr_assert_eq(cow_tensor_transpose(r, 0, 1, &tt), COW_OK);
+	cow_tensor_release(r);
+	cr_assert_eq(cow_tensor_reshape(tt, 1, (int64_t[]){6}, &r), COW_OK);
+	cr_assert_eq(cow_tensor_add(tt, tt, &f), COW_OK);
+	cow_tensor_release(f);
+	cr_assert_eq(cow_functional_wrap(tt, NULL, &f), COW_OK);
+	cr_assert_eq(cow_tensor_add_scalar_(f, 1), COW_OK);
+	cow_tensor_release(f);
+
+	cr_assert_str_eq(cow_last_error(), failed);
+	cow_tensor_release(r);
+	cow_tensor_release(tt);
+	cow_tensor_release(t);
+	cow_storage_release(c);
+	cow_storage_release(e);
+	cow_storage_release(s);
+}

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# check_header_docs.sh - every public function of the cowstore headers states
+# its ownership, thread-safety and errors.
+#
+# Usage: check_header_docs.sh [INCLUDE_DIR]
+#   INCLUDE_DIR  the directory of the public headers (default: include/cowstore
+#                of the repository that holds this script)
+#
+# For each INCLUDE_DIR/*.h, every declaration that starts with COW_API must be
+# preceded by a doc comment (/** ... */). One comment may cover several
+# consecutive declarations; the group ends at the first line that is neither
+# part of a COW_API declaration nor of the comment (a blank line, another
+# comment, any other code). The comment must contain each of the words
+# "Ownership:", "Thread-safety:" and "Errors:" (case-sensitive, colon
+# included). A file-level preamble does not count: the words must be in the
+# comment of each function.
+#
+# Prints each function that fails and the words it lacks, then the summary
+# "check_header_docs: N functions, M incomplete". Exit status: 0 when M is 0,
+# 1 when M > 0, 2 on a usage error.
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo_root=$(cd "$script_dir/../.." && pwd)
+
+if [ $# -gt 1 ]; then
+	echo "usage: $0 [INCLUDE_DIR]" >&2
+	exit 2
+fi
+include_dir=${1:-$repo_root/include/cowstore}
+if [ ! -d "$include_dir" ]; then
+	echo "check_header_docs: $include_dir is not a directory" >&2
+	exit 2
+fi
+
+shopt -s nullglob
+headers=("$include_dir"/*.h)
+shopt -u nullglob
+if [ ${#headers[@]} -eq 0 ]; then
+	echo "check_header_docs: no headers in $include_dir" >&2
+	exit 2
+fi
+
+# POSIX awk (mawk and gawk both run it).
+awk '
+function report(file, line, name, doc,    missing, i) {
+	nfuncs++
+	if (doc == "") {
+		missing = "no /** */ comment directly above"
+	} else {
+		missing = ""
+		for (i = 1; i <= nwords; i++)
+			if (index(doc, words[i] ":") == 0)
+				missing = missing (missing == "" ? "" : ", ") \
+				    words[i] ":"
+		if (missing != "")
+			missing = "missing " missing
+	}
+	if (missing != "") {
+		nbad++
+		printf "%s:%d: %s: %s\n", file, line, name, missing
+	}
+}
+
+# The function name: the identifier just before the first "(", or the one
+# in "(*name)" when the first "(" opens a function-pointer declarator.
+function decl_name(text,    head, rest) {
+	head = text
+	sub(/\(.*/, "", head)
+	rest = substr(text, length(head) + 2)
+	if (match(rest, /^[ \t]*\*[ \t]*[A-Za-z_][A-Za-z0-9_]*/)) {
+		rest = substr(rest, 1, RLENGTH)
+		gsub(/[ \t*]/, "", rest)
+		return rest
+	}
+	sub(/[ \t*]+$/, "", head)
+	if (match(head, /[A-Za-z_][A-Za-z0-9_]*$/))
+		return substr(head, RSTART, RLENGTH)
+	return "?"
+}
+
+BEGIN {
+	nwords = split("Ownership Thread-safety Errors", words, " ")
+	nfuncs = 0
+	nbad = 0
+}
+
+FNR == 1 {
+	in_doc = 0; in_comment = 0; in_decl = 0
+	doc = ""; group = 0
+}
+
+{
+	line = $0
+
+	# Inside a comment.
+	if (in_doc || in_comment) {
+		if (in_doc)
+			doc = doc "\n" line
+		if (index(line, "*/") > 0) {
+			if (in_doc)
+				group = 1
+			in_doc = 0
+			in_comment = 0
+		}
+		next
+	}
+
+	# Inside a COW_API declaration that spans lines.
+	if (in_decl) {
+		decl = decl " " line
+		if (index(line, ";") > 0 || index(line, "{") > 0) {
+			in_decl = 0
+			report(FILENAME, decl_line, decl_name(decl), \
+			    group ? doc : "")
+		}
+		next
+	}
+
+	# A new doc comment ("/**", not "/**/").
+	if (line ~ /^[ \t]*\/\*\*/ && line !~ /^[ \t]*\/\*\*\//) {
+		doc = line
+		group = 0
+		if (index(substr(line, index(line, "/**") + 3), "*/") > 0)
+			group = 1
+		else
+			in_doc = 1
+		next
+	}
+
+	# A COW_API declaration.
+	if (line ~ /^[ \t]*COW_API[ \t]/) {
+		decl = line
+		decl_line = FNR
+		if (index(line, ";") > 0 || index(line, "{") > 0)
+			report(FILENAME, decl_line, decl_name(decl), \
+			    group ? doc : "")
+		else
+			in_decl = 1
+		next
+	}
+
+	# Anything else ends the current group.
+	group = 0
+	doc = ""
+	if (line ~ /\/\*/) {
+		rest = substr(line, index(line, "/*") + 2)
+		if (index(rest, "*/") == 0)
+			in_comment = 1
+	}
+}
+
+END {
+	printf "check_header_docs: %d functions, %d incomplete\n", nfuncs, nbad
+	exit (nbad > 0 ? 1 : 0)
+}
+' "${headers[@]}"
