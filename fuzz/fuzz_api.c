@@ -305,13 +305,15 @@ call_from_external(struct api *t, struct fuzz_input *in)
 	size_t nbytes = pick_size(in);
 	unsigned flags = fuzz_u8(in);
 	bool null_out = (how & 7) == 0, with_deleter = (how & 8) != 0;
-	bool null_data = (how & 48) == 0;
+	bool null_data = (how & 48) == 0, with_alloc = (how & 64) != 0;
+	enum alloc_kind k = with_alloc ? fuzz_u8(in) % A_KINDS : A_NULL;
 	cow_storage_t *s = SENTINEL;
 	unsigned allowed = 0;
 	cow_status_t st;
 	void *data = NULL;
 
-	t->func = "cow_storage_from_external";
+	t->func = with_alloc ? "cow_storage_from_external_with_allocator" :
+	    "cow_storage_from_external";
 	flags = flags < 128 ? flags % 2 : flags; /* mostly valid flags */
 	/* Real data is as large as nbytes says, unless nbytes is over the
 	 * limit (the call must refuse it before looking at the data). */
@@ -327,16 +329,21 @@ call_from_external(struct api *t, struct fuzz_input *in)
 			data = static_buffer;
 		}
 	}
-	st = cow_storage_from_external(data, nbytes,
-	    with_deleter ? count_deleter : NULL, t, flags,
-	    null_out ? NULL : &s);
+	if (with_alloc)
+		st = cow_storage_from_external_with_allocator(data, nbytes,
+		    with_deleter ? count_deleter : NULL, t, flags,
+		    alloc_of(t, k), null_out ? NULL : &s);
+	else
+		st = cow_storage_from_external(data, nbytes,
+		    with_deleter ? count_deleter : NULL, t, flags,
+		    null_out ? NULL : &s);
 	if (null_out || (data == NULL && nbytes > 0) ||
 	    (flags & ~(unsigned)COW_STORAGE_NOT_SHAREABLE) != 0)
 		allowed |= S(COW_EINVAL);
 	if (nbytes > COW_STORAGE_MAX_NBYTES)
 		allowed |= S(COW_EOVERFLOW);
-	if (allowed == 0)
-		allowed = S_OK; /* the default allocator does not fail here */
+	if (allowed == 0) /* the default allocator does not fail here */
+		allowed = S_OK | (may_fail(k) ? S(COW_ENOMEM) : 0);
 	expect(t, st, allowed);
 	expect_out(t, st, null_out ? SENTINEL : s);
 	if (st != COW_OK) {
@@ -345,6 +352,10 @@ call_from_external(struct api *t, struct fuzz_input *in)
 			free(data);
 		return;
 	}
+	if (cow_storage_allocator(s) != (k == A_NULL ?
+	    cow_allocator_default() : alloc_of(t, k)))
+		fail(t, "storage allocator '%s'",
+		    cow_allocator_name(cow_storage_allocator(s)));
 	if (with_deleter)
 		t->deleters_owed++;
 	check_storage(t, s, nbytes);

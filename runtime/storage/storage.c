@@ -79,24 +79,43 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 	return COW_OK;
 }
 
-cow_status_t
-cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
-    void *deleter_ctx, unsigned flags, cow_storage_t **out)
+/* A storage over the caller's memory; errors name @func. */
+static cow_status_t
+cow_storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
+    void *deleter_ctx, unsigned flags, cow_allocator_t *allocator,
+    cow_storage_t **out, const char *func)
 {
 	cow__buffer_t buf = {data, nbytes, deleter, deleter_ctx};
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(out);
-	if ((st = cow_check_nbytes(nbytes, __func__)) != COW_OK)
+	if (out == NULL)
+		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
+	if ((st = cow_check_nbytes(nbytes, func)) != COW_OK)
 		return st;
 	if (data == NULL && nbytes > 0)
-		return cow__error(COW_EINVAL, __func__,
+		return cow__error(COW_EINVAL, func,
 		    "data is NULL but nbytes is %zu", nbytes);
 	if ((flags & ~(unsigned)COW_STORAGE_NOT_SHAREABLE) != 0)
-		return cow__error(COW_EINVAL, __func__,
-		    "unknown flags 0x%x", flags);
-	return cow_storage_wrap(cow_allocator_default(), &buf, flags, out,
-	    __func__);
+		return cow__error(COW_EINVAL, func, "unknown flags 0x%x", flags);
+	return cow_storage_wrap(allocator != NULL ? allocator :
+	    cow_allocator_default(), &buf, flags, out, func);
+}
+
+cow_status_t
+cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
+    void *deleter_ctx, unsigned flags, cow_storage_t **out)
+{
+	return cow_storage_external(data, nbytes, deleter, deleter_ctx, flags,
+	    NULL, out, __func__);
+}
+
+cow_status_t
+cow_storage_from_external_with_allocator(void *data, size_t nbytes,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *allocator, cow_storage_t **out)
+{
+	return cow_storage_external(data, nbytes, deleter, deleter_ctx, flags,
+	    allocator, out, __func__);
 }
 
 void

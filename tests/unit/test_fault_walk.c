@@ -3,6 +3,9 @@
  * materialise: fail the 1st, 2nd, ... allocation until the operation
  * succeeds. Every failure returns COW_ENOMEM and changes nothing.
  */
+#include <stdlib.h>
+#include <string.h>
+
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
@@ -51,10 +54,14 @@ assert_same(const cow_storage_t *s, struct snapshot was, unsigned seed)
 	cr_assert(cow_test_check(now.addr, N, seed));
 }
 
+/* Fail the 1st, 2nd, ... allocation of a lazy clone of @src: there are
+ * exactly @points of them, and each failure changes nothing (share counts,
+ * bytes, addresses, the allocator's live bytes). */
 static void
-walk_lazy_clone(cow_storage_t *src, unsigned seed)
+walk_lazy_clone(cow_storage_t *src, unsigned seed, int points)
 {
 	struct snapshot before = snap(src);
+	uint64_t live = cow_test_alloc_stats(fa).live_bytes;
 	cow_storage_t *out = NULL;
 	int failed = 0;
 
@@ -67,39 +74,103 @@ walk_lazy_clone(cow_storage_t *src, unsigned seed)
 			break;
 		cr_assert_eq(st, COW_ENOMEM);
 		cr_assert_null(out, "out written on failure");
-		cr_assert_str_not_empty(cow_last_error());
+		cr_assert(strstr(cow_last_error(), "cow_storage_lazy_clone") !=
+		    NULL, "%s", cow_last_error());
 		assert_same(src, before, seed);
+		cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, live,
+		    "allocation %llu: a failed clone leaked",
+		    (unsigned long long)k);
 		failed++;
 	}
-	cr_assert_geq(failed, 1, "no allocation point was walked");
+	cr_assert_eq(failed, points, "%d allocation points, expected %d",
+	    failed, points);
 	cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
 	cr_assert(cow_storage_shares_data(src, out));
 	cow_storage_release(out);
 }
 
+/* A first clone allocates the new storage and the COW context. */
 Test(fault_walk, lazy_clone_fresh)
 {
 	cow_storage_t *s = cow_test_storage(N, fa, 1);
 
-	walk_lazy_clone(s, 1);
+	walk_lazy_clone(s, 1, 2);
 	cow_storage_release(s);
 }
 
+/* A clone of a COW storage allocates only the new storage. */
 Test(fault_walk, lazy_clone_cow)
 {
 	cow_storage_t *s = cow_test_storage(N, fa, 2), *c;
 
 	cr_assert_eq(cow_storage_lazy_clone(s, &c), COW_OK);
-	walk_lazy_clone(s, 2);
-	walk_lazy_clone(c, 2);
+	walk_lazy_clone(s, 2, 1);
+	walk_lazy_clone(c, 2, 1);
 	cow_storage_release(c);
 	cow_storage_release(s);
+}
+
+static void
+free_deleter(void *data, size_t nbytes, void *ctx)
+{
+	(void)nbytes;
+	(*(int *)ctx)++;
+	free(data);
+}
+
+/* The eager fallback of a storage that may not be shared: a new storage
+ * struct and a buffer, both from the storage's allocator. */
+Test(fault_walk, lazy_clone_not_shareable)
+{
+	unsigned char *data = malloc(N);
+	cow_storage_t *s;
+	int deleted = 0;
+
+	for (int i = 0; i < N; i++)
+		data[i] = (unsigned char)(i * 7 + 5);
+	cr_assert_eq(cow_storage_from_external_with_allocator(data, N,
+	    free_deleter, &deleted, COW_STORAGE_NOT_SHAREABLE, fa, &s),
+	    COW_OK);
+	cr_assert_eq(cow_storage_allocator(s), fa);
+	{
+		struct snapshot before = snap(s);
+		uint64_t live = cow_test_alloc_stats(fa).live_bytes;
+		cow_storage_t *out = NULL;
+		int failed = 0;
+
+		for (uint64_t k = 1;; k++) {
+			cow_status_t st;
+
+			cr_assert_eq(cow_allocator_fault_fail_nth(fa, k),
+			    COW_OK);
+			st = cow_storage_lazy_clone(s, &out);
+			if (st == COW_OK)
+				break;
+			cr_assert_eq(st, COW_ENOMEM);
+			cr_assert_null(out);
+			cr_assert_eq(snap(s).shares, before.shares);
+			cr_assert_eq(snap(s).addr, before.addr);
+			cr_assert_not(cow_storage_is_cow(s));
+			cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, live);
+			failed++;
+		}
+		cr_assert_eq(failed, 2, "%d allocation points, expected 2",
+		    failed);
+		cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
+		cr_assert_not(cow_storage_shares_data(s, out));
+		cr_assert_eq(memcmp(cow_storage_const_data(out), data, N), 0);
+		cr_assert_eq(cow_storage_allocator(out), fa);
+		cow_storage_release(out);
+	}
+	cow_storage_release(s);
+	cr_assert_eq(deleted, 1);
 }
 
 static void
 walk_materialize(cow_storage_t *s, cow_storage_t *peer, unsigned seed)
 {
 	struct snapshot before = snap(s), peer_before = snap(peer);
+	uint64_t live = cow_test_alloc_stats(fa).live_bytes;
 	void *p = NULL;
 	int failed = 0;
 
@@ -114,6 +185,7 @@ walk_materialize(cow_storage_t *s, cow_storage_t *peer, unsigned seed)
 		cr_assert_null(p);
 		assert_same(s, before, seed);
 		assert_same(peer, peer_before, seed);
+		cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, live);
 		failed++;
 	}
 	cr_assert_eq(failed, 1, "materialize by copy allocates once");

@@ -67,10 +67,21 @@ Test(storage, lazy_clone_of_cow_storage_adds_one)
 {
 	cow_storage_t *s = cow_test_storage(N, sys, 2), *c1, *c2;
 	cow_stats_t st;
+	const void *addr;
 
 	cr_assert_eq(cow_storage_lazy_clone(s, &c1), COW_OK);
+	addr = cow_storage_const_data(c1);
+	cr_assert(cow_storage_is_cow(c1));
+	cr_assert_eq(cow_storage_share_count(c1), 2);
 	cr_assert_eq(cow_storage_lazy_clone(c1, &c2), COW_OK);
+	/* The COW source: count plus one, otherwise untouched. */
+	cr_assert_eq(cow_storage_share_count(c1), 3);
+	cr_assert(cow_storage_is_cow(c1));
+	cr_assert_eq(cow_storage_const_data(c1), addr, "source address moved");
+	cr_assert(cow_test_check(cow_storage_const_data(c1), N, 2));
 	cr_assert_eq(cow_storage_share_count(s), 3);
+	cr_assert_eq(cow_storage_share_count(c2), 3);
+	cr_assert_eq(cow_storage_const_data(c2), addr);
 	cr_assert(cow_storage_shares_data(c2, s));
 	cr_assert(cow_test_check(cow_storage_const_data(s), N, 2));
 	cow_stats_get(&st);
