@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite: installs what it needs, then builds and
 # runs every test in each configuration: dev (gcc, -Werror, jemalloc),
-# release (gcc -O2) and clang (clang -O2), asan (clang ASan+UBSan), memcheck (valgrind on
-# the dev build), tsan (clang TSan) and fuzz (libFuzzer corpus replay and
-# bounded fuzzing). Stops at the first failing configuration.
+# release (gcc -O2) and clang (clang -O2), asan (clang ASan+UBSan), memcheck
+# (valgrind on a debug build with the system allocator), tsan (clang TSan) and
+# fuzz (libFuzzer corpus replay and bounded fuzzing). Stops at the first failing configuration.
 #
 # Usage: scripts/test.sh [preset ...]   (default: all, in the order above)
 set -euo pipefail
@@ -25,12 +25,16 @@ for preset in "${presets[@]}"; do
 	echo "==== cowstore tests: $preset ===="
 	case "$preset" in
 	memcheck)
-		build dev
-		ctest --test-dir build/dev -L memcheck --output-on-failure
+		build memcheck
+		ctest --preset memcheck
 		;;
-	release | clang)
-		build "$preset"
-		ctest --preset "$preset" -L quick
+	release)
+		build release
+		ctest --preset release -L 'quick|bench'
+		;;
+	clang)
+		build clang
+		ctest --preset clang -L quick
 		;;
 	fuzz)
 		if [ -f fuzz/CMakeLists.txt ]; then
