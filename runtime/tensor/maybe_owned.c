@@ -102,10 +102,10 @@ cow_borrow_debug_outstanding(const cow_tensor_t *t)
 	return n;
 }
 
+#ifdef COW_DEBUG_BORROWS
 void
 cow__borrow_check_release(cow_tensor_t *t)
 {
-#ifdef COW_DEBUG_BORROWS
 	char msg[512];
 	const struct cow__borrow *b;
 	size_t n = 0;
@@ -122,10 +122,8 @@ cow__borrow_check_release(cow_tensor_t *t)
 	pthread_mutex_unlock(&cow_borrow_lock);
 	if (b != NULL)
 		cow__die(msg);
-#else
-	(void)t;
-#endif
 }
+#endif
 
 cow_status_t
 cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,

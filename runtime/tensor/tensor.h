@@ -153,7 +153,16 @@ cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name,
     const char *func);
 
 /* Debug borrow check on the last release (maybe_owned.c): aborts when a
- * recorded borrow of @t is outstanding. No-op without COW_DEBUG_BORROWS. */
+ * recorded borrow of @t is outstanding. Without COW_DEBUG_BORROWS it
+ * compiles to nothing. */
+#ifdef COW_DEBUG_BORROWS
 void cow__borrow_check_release(cow_tensor_t *t);
+#else
+static inline void
+cow__borrow_check_release(cow_tensor_t *t)
+{
+	(void)t;
+}
+#endif
 
 #endif
