@@ -202,10 +202,24 @@ stress_run_ops(struct stress_run *run)
 void
 stress_replay_command(const struct stress_run *run, char *buf, size_t len)
 {
+	char budget[64];
+
+	/* The failing run's own budget: its rounds, or its time (at least
+	 * the time it had; the seed fixes the choices, not the schedule). */
+	if (run->opt->iterations_given)
+		snprintf(budget, sizeof budget, "--iterations %" PRIu64,
+		    run->opt->iterations);
+	else if (run->deadline > 0)
+		snprintf(budget, sizeof budget, "--seconds %.0f",
+		    run->deadline - run->start < 1 ? 1.0 :
+		    run->deadline - run->start + 0.5);
+	else
+		snprintf(budget, sizeof budget, "--seconds 60");
 	snprintf(buf, len,
 	    "cow_stress --scenario %s --seed 0x%016" PRIx64
-	    " --threads %u --size %zu --seconds 60",
-	    run->scn->name, run->opt->seed, run->threads, run->opt->size);
+	    " --threads %u --size %zu %s",
+	    run->scn->name, run->opt->seed, run->threads, run->opt->size,
+	    budget);
 }
 
 void

@@ -153,9 +153,11 @@ stress_options_parse(int argc, char **argv, struct stress_options *opt)
 	unsigned cores = stress_cores();
 
 	memset(opt, 0, sizeof *opt);
+	/* More threads than cores, to force preemption inside the
+	 * protocol's windows (up to the harness's limit). */
 	opt->threads = cores * 4 < 4 ? 4 : cores * 4;
-	if (opt->threads > 64)
-		opt->threads = 64;
+	if (opt->threads > STRESS_MAX_THREADS)
+		opt->threads = STRESS_MAX_THREADS;
 	opt->size = STRESS_DEFAULT_SIZE;
 	opt->seed = stress_random_seed();
 

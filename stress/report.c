@@ -171,10 +171,15 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 	    " bytes leaked, %" PRIu64 " invariants checked in %.1f s\n",
 	    stress_passed(tot) ? "PASS" : "FAIL", tot->violations, leaked,
 	    checks, tot->elapsed);
-	if (!stress_passed(tot))
-		printf("replay: cow_stress --seed 0x%016" PRIx64
-		    " --threads %u --size %zu --scenario <the failing one>\n",
-		    opt->seed, opt->threads, opt->size);
+	for (unsigned i = 0; i < nruns; i++) {
+		char replay[256];
+
+		if (atomic_load(&runs[i].violations) == 0)
+			continue;
+		stress_replay_command(&runs[i], replay, sizeof replay);
+		printf("replay: %s\n", replay);
+		break;
+	}
 	fflush(stdout);
 }
 
@@ -209,10 +214,16 @@ stress_report_json(const struct stress_options *opt, struct stress_run *runs,
 		    atomic_load(&r->checks), atomic_load(&r->violations),
 		    d_clones(r), d_copies(r), d_steals(r), d_bytes(r),
 		    r->elapsed);
-		if (atomic_load(&r->violations) > 0)
+		if (atomic_load(&r->violations) > 0) {
+			char replay[256];
+
+			stress_replay_command(r, replay, sizeof replay);
 			fprintf(f, ", \"first_violation_round\": %" PRIu64
-			    ", \"first_violation_seconds\": %.3f",
-			    r->first_violation_round, r->first_violation);
+			    ", \"first_violation_seconds\": %.3f"
+			    ", \"replay\": \"%s\"",
+			    r->first_violation_round, r->first_violation,
+			    replay);
+		}
 		fprintf(f, ", \"note\": \"%s\"}%s\n", r->note,
 		    i + 1 < nruns ? "," : "");
 	}
