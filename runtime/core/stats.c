@@ -18,15 +18,15 @@ struct cow_stat_shard {
 } __attribute__((aligned(64)));
 
 static struct cow_stat_shard cow_stat_shards[COW_STAT_SHARDS];
-static unsigned cow_stat_next_shard; /* Synchronization: atomic. */
+static uint64_t cow_stat_next_shard; /* Synchronization: atomic. */
 static _Thread_local int cow_stat_my_shard = -1;
 
 void
 cow__stat_add(enum cow__stat stat, uint64_t n)
 {
 	if (cow_stat_my_shard < 0)
-		cow_stat_my_shard = (int)(ck_pr_faa_uint(&cow_stat_next_shard,
-		    1) % COW_STAT_SHARDS);
+		cow_stat_my_shard = (int)(cow__counter_fetch_add(
+		    &cow_stat_next_shard, 1) % COW_STAT_SHARDS);
 	cow__counter_add(&cow_stat_shards[cow_stat_my_shard].counter[stat], n);
 }
 
