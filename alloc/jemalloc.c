@@ -208,11 +208,12 @@ static const cow_allocator_ops_t cow_jemalloc_ops = {
 static void
 cow_jemalloc_init(void)
 {
-	ssize_t never = -1;
+	ssize_t decay = -1; /* never purge on a timer */
 	unsigned ind;
 	size_t sz = sizeof ind;
 	const char *env = getenv("COW_RETAIN_LIMIT_MB");
 	const char *thp = getenv("COW_THP");
+	const char *decay_env = getenv("COW_JEMALLOC_DECAY_MS");
 
 	if (pthread_key_create(&cow_jemalloc_tcache_key,
 	    cow_jemalloc_tcache_destroy) != 0)
@@ -223,11 +224,15 @@ cow_jemalloc_init(void)
 	cow_jemalloc_arena = ind;
 	sz = sizeof cow_jemalloc_page;
 	mallctl("arenas.page", &cow_jemalloc_page, &sz, NULL, 0);
-	/* No timed purging; the retention cap bounds the memory instead. */
-	cow_jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &never,
-	    sizeof never);
-	cow_jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &never,
-	    sizeof never);
+	/* No timed purging; the retention cap bounds the memory instead.
+	 * COW_JEMALLOC_DECAY_MS overrides it (docs/performance.md measures
+	 * 0, jemalloc's default 10000, and never). */
+	if (decay_env != NULL && *decay_env != '\0')
+		decay = (ssize_t)strtoll(decay_env, NULL, 10);
+	cow_jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &decay,
+	    sizeof decay);
+	cow_jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
+	    sizeof decay);
 	cow_jemalloc_retain_limit = COW_JEMALLOC_DEFAULT_RETAIN_LIMIT;
 	if (env != NULL && *env != '\0')
 		cow_jemalloc_retain_limit =

@@ -168,6 +168,8 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * (default COW_JEMALLOC_DEFAULT_RETAIN_LIMIT). The same allocator advises
  * buffers of 2 MiB and more for transparent huge pages (fewer page faults
  * on fresh memory; COW_THP=0 in the environment turns that off).
+ * COW_JEMALLOC_DECAY_MS=N in the environment restores timed purging (the
+ * arena's dirty and muzzy decay, in ms; -1, the default, is never).
  * Ownership: none. Thread-safety: any thread (an atomic store).
  * Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a jemalloc allocator).
  */
