@@ -19,6 +19,15 @@ main(void)
 		return 2;
 	cow_storage_release(a);
 	cow_storage_release(b);
+	/* The package (CMake or pkg-config) told this program whether the
+	 * library records MaybeOwned borrows. */
+#ifdef COW_DEBUG_BORROWS
+	if (!cow_borrow_debug_enabled())
+		return 3;
+#else
+	if (cow_borrow_debug_enabled())
+		return 4;
+#endif
 	printf("ok\n");
 	return 0;
 }
