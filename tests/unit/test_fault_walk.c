@@ -56,9 +56,11 @@ assert_same(const cow_storage_t *s, struct snapshot was, unsigned seed)
 
 /* Fail the 1st, 2nd, ... allocation of a lazy clone of @src: there are
  * exactly @points of them, and each failure changes nothing (share counts,
- * bytes, addresses, the allocator's live bytes). */
+ * bytes, addresses, the allocator's live bytes). The clone then holds
+ * @src's bytes (pattern @seed), sharing them when @shared (else it is an
+ * eager copy). */
 static void
-walk_lazy_clone(cow_storage_t *src, unsigned seed, int points)
+walk_lazy_clone(cow_storage_t *src, unsigned seed, int points, bool shared)
 {
 	struct snapshot before = snap(src);
 	uint64_t live = cow_test_alloc_stats(fa).live_bytes;
@@ -85,7 +87,9 @@ walk_lazy_clone(cow_storage_t *src, unsigned seed, int points)
 	cr_assert_eq(failed, points, "%d allocation points, expected %d",
 	    failed, points);
 	cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
-	cr_assert(cow_storage_shares_data(src, out));
+	cr_assert_eq(cow_storage_shares_data(src, out), shared);
+	cr_assert(cow_test_check(cow_storage_const_data(out), N, seed));
+	cr_assert_eq(cow_storage_allocator(out), cow_storage_allocator(src));
 	cow_storage_release(out);
 }
 
@@ -94,7 +98,7 @@ Test(fault_walk, lazy_clone_fresh)
 {
 	cow_storage_t *s = cow_test_storage(N, fa, 1);
 
-	walk_lazy_clone(s, 1, 2);
+	walk_lazy_clone(s, 1, 2, true);
 	cow_storage_release(s);
 }
 
@@ -104,8 +108,8 @@ Test(fault_walk, lazy_clone_cow)
 	cow_storage_t *s = cow_test_storage(N, fa, 2), *c;
 
 	cr_assert_eq(cow_storage_lazy_clone(s, &c), COW_OK);
-	walk_lazy_clone(s, 2, 1);
-	walk_lazy_clone(c, 2, 1);
+	walk_lazy_clone(s, 2, 1, true);
+	walk_lazy_clone(c, 2, 1, true);
 	cow_storage_release(c);
 	cow_storage_release(s);
 }
@@ -126,42 +130,13 @@ Test(fault_walk, lazy_clone_not_shareable)
 	cow_storage_t *s;
 	int deleted = 0;
 
-	for (int i = 0; i < N; i++)
-		data[i] = (unsigned char)(i * 7 + 5);
+	cow_test_fill(data, N, 5);
 	cr_assert_eq(cow_storage_from_external_with_allocator(data, N,
 	    free_deleter, &deleted, COW_STORAGE_NOT_SHAREABLE, fa, &s),
 	    COW_OK);
 	cr_assert_eq(cow_storage_allocator(s), fa);
-	{
-		struct snapshot before = snap(s);
-		uint64_t live = cow_test_alloc_stats(fa).live_bytes;
-		cow_storage_t *out = NULL;
-		int failed = 0;
-
-		for (uint64_t k = 1;; k++) {
-			cow_status_t st;
-
-			cr_assert_eq(cow_allocator_fault_fail_nth(fa, k),
-			    COW_OK);
-			st = cow_storage_lazy_clone(s, &out);
-			if (st == COW_OK)
-				break;
-			cr_assert_eq(st, COW_ENOMEM);
-			cr_assert_null(out);
-			cr_assert_eq(snap(s).shares, before.shares);
-			cr_assert_eq(snap(s).addr, before.addr);
-			cr_assert_not(cow_storage_is_cow(s));
-			cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, live);
-			failed++;
-		}
-		cr_assert_eq(failed, 2, "%d allocation points, expected 2",
-		    failed);
-		cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
-		cr_assert_not(cow_storage_shares_data(s, out));
-		cr_assert_eq(memcmp(cow_storage_const_data(out), data, N), 0);
-		cr_assert_eq(cow_storage_allocator(out), fa);
-		cow_storage_release(out);
-	}
+	walk_lazy_clone(s, 5, 2, false);
+	cr_assert_not(cow_storage_is_cow(s));
 	cow_storage_release(s);
 	cr_assert_eq(deleted, 1);
 }
