@@ -4,8 +4,9 @@
 #   scripts/plot-bench.sh BENCH.jsonl [OUTDIR] [LOCKS.jsonl ...]
 #
 # BENCH.jsonl: one run of `cow_bench --json` (default lock).
-# LOCKS.jsonl: optional runs of the lock variants (cow_bench_pflock ...),
-#   each file named after its lock, e.g. ck_pflock.jsonl.
+# LOCKS.jsonl: optional runs of every lock variant (cow_bench, cow_bench_pflock
+#   ...), each file named after its lock, e.g. ck_pflock.jsonl; the contention
+#   chart then draws these instead of BENCH.
 # Writes OUTDIR/copy-vs-size.png and OUTDIR/contention.png (default docs/img).
 # Installs gnuplot when missing (as root), like the other scripts.
 set -euo pipefail
@@ -54,11 +55,15 @@ plot "$tmp/memcpy_warm.dat" u 1:2:3:4 w yerrorlines t "memcpy (warm)", \
      "$tmp/materialize_steal.dat" u 1:2:3:4 w yerrorlines t "materialize by steal"
 GP
 
-# Contention: ns per op (per thread) against threads, one line per lock.
+# Contention: ns per op (per thread) against threads, one line per lock
+# (the LOCKS files if given, else BENCH itself as the default lock).
 series=()
-for f in "$in" "$@"; do
+lockfiles=("$@")
+[ ${#lockfiles[@]} -gt 0 ] || lockfiles=("$in")
+for f in "${lockfiles[@]}"; do
 	name=$(basename "$f" .jsonl)
-	[ "$f" = "$in" ] && name="ck_rwlock (default)"
+	[ "$f" = "$in" ] && name=ck_rwlock
+	[ "$name" = ck_rwlock ] && name="ck_rwlock (default)"
 	grep '"bench": "clone_release_contended"' "$f" |
 	    sed -E 's/.*"threads": ([0-9]+).*"ns_per_op": ([0-9.]+), "p10": ([0-9.]+), "p90": ([0-9.]+).*/\1 \2 \3 \4/' \
 	    > "$tmp/clone-$name.dat"
