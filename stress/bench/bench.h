@@ -9,6 +9,7 @@
 #ifndef COW_BENCH_H
 #define COW_BENCH_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +55,10 @@ bench_consume(uintptr_t v)
 }
 
 _Noreturn void bench_fail(const char *what, int status);
+
+/* Pin thread @t to the @i-th CPU (modulo the CPUs this process may use).
+ * Best effort: nothing happens where affinity cannot be set. */
+void bench_pin(pthread_t t, int i);
 
 /* The allocator every benchmark storage uses: the default, or the one
  * named by COW_BENCH_ALLOCATOR (jemalloc or system). */

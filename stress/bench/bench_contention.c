@@ -9,9 +9,7 @@
  * to the scheduler, two threads sometimes share one core, which serialises
  * them and hides the cache-line transfers this benchmark is about).
  */
-#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,26 +51,6 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Pin @t to CPU @i modulo the CPUs this process may use (best effort). */
-static void
-pin(pthread_t t, int i)
-{
-	cpu_set_t allowed, one;
-	int n, k = 0;
-
-	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
-		return;
-	n = CPU_COUNT(&allowed);
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed) || k++ != i % n)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		(void)pthread_setaffinity_np(t, sizeof one, &one);
-		return;
-	}
-}
-
 static void
 pool_setup(struct bench_arg *arg, void (*work)(struct pool *, int))
 {
@@ -91,7 +69,7 @@ pool_setup(struct bench_arg *arg, void (*work)(struct pool *, int))
 		w->pool = p;
 		w->me = i;
 		pthread_create(&p->tid[i], NULL, worker_main, w);
-		pin(p->tid[i], i);
+		bench_pin(p->tid[i], i);
 	}
 	arg->state = p;
 }

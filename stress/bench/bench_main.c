@@ -2,13 +2,20 @@
  * cow_bench - lazy copies against eager copies and memcpy, measured side by
  * side. See docs/performance.md.
  *
- *   cow_bench [--quick] [--json] [--filter SUBSTRING] [--sizes LIST]
+ *   cow_bench [--quick] [--json] [--no-pin] [--filter SUBSTRING] [--sizes LIST]
  *
  * --quick keeps a full run under a minute (fewer, shorter batches).
  * --json prints one JSON object per line instead of the table.
  * --filter runs only benchmarks whose name or group contains SUBSTRING.
  * --sizes overrides the sizes, e.g. --sizes 4K,1M.
+ * --no-pin leaves the threads where the scheduler puts them. By default the
+ * main thread (which runs every single-threaded benchmark) stays on the
+ * last CPU it may use, and contention worker i on CPU i: a thread that
+ * migrates mid-run between CPUs of different speed (this VM's two vCPUs
+ * differ by 20%) would mix two machines in one median.
  */
+#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +47,30 @@ bench_fail(const char *what, int status)
 	fprintf(stderr, "cow_bench: %s failed: %s (%s)\n", what,
 	    cow_status_str((cow_status_t)status), cow_last_error());
 	exit(2);
+}
+
+static bool bench_pinning = true;
+
+void
+bench_pin(pthread_t t, int i)
+{
+	cpu_set_t allowed, one;
+	int n, k = 0;
+
+	if (!bench_pinning ||
+	    sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		return;
+	n = CPU_COUNT(&allowed);
+	if (i < 0)
+		i = n - 1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || k++ != i % n)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		(void)pthread_setaffinity_np(t, sizeof one, &one);
+		return;
+	}
 }
 
 cow_allocator_t *
@@ -201,6 +232,8 @@ main(int argc, char **argv)
 			o.quick = true;
 		} else if (strcmp(argv[i], "--json") == 0) {
 			o.json = true;
+		} else if (strcmp(argv[i], "--no-pin") == 0) {
+			bench_pinning = false;
 		} else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
 			o.filter = argv[++i];
 		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -211,7 +244,7 @@ main(int argc, char **argv)
 			     tok = strtok(NULL, ","))
 				o.sizes[o.nsizes++] = parse_size(tok);
 		} else {
-			fprintf(stderr, "usage: %s [--quick] [--json] "
+			fprintf(stderr, "usage: %s [--quick] [--json] [--no-pin] "
 			    "[--filter SUBSTRING] [--sizes 4K,1M,...]\n",
 			    argv[0]);
 			return strcmp(argv[i], "--help") == 0 ? 0 : 2;
@@ -224,6 +257,7 @@ main(int argc, char **argv)
 		printf("%-28s %8s %3s %14s %14s %14s %8s\n", "benchmark",
 		    "bytes", "thr", "ns/op median", "p10", "p90", "GB/s");
 	}
+	bench_pin(pthread_self(), -1);
 	/* Spin first so the core runs at its working clock before the first
 	 * (cheapest) benchmarks are timed. */
 	for (uint64_t t0 = bench_now_ns(); bench_now_ns() - t0 < 300000000u;)
