@@ -50,21 +50,24 @@ bench_fail(const char *what, int status)
 }
 
 static bool bench_pinning = true;
+/* The CPUs the process may use, read once before any thread is pinned (a
+ * pinned thread's own mask, and its children's, is one CPU). */
+static cpu_set_t bench_allowed;
+static int bench_nallowed;
 
 void
 bench_pin(pthread_t t, int i)
 {
-	cpu_set_t allowed, one;
-	int n, k = 0;
+	cpu_set_t one;
+	int k = 0;
 
-	if (!bench_pinning ||
-	    sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+	if (!bench_pinning || bench_nallowed == 0)
 		return;
-	n = CPU_COUNT(&allowed);
 	if (i < 0)
-		i = n - 1;
+		i = bench_nallowed - 1;
 	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &allowed) || k++ != i % n)
+		if (!CPU_ISSET(cpu, &bench_allowed) ||
+		    k++ != i % bench_nallowed)
 			continue;
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
@@ -257,6 +260,8 @@ main(int argc, char **argv)
 		printf("%-28s %8s %3s %14s %14s %14s %8s\n", "benchmark",
 		    "bytes", "thr", "ns/op median", "p10", "p90", "GB/s");
 	}
+	if (sched_getaffinity(0, sizeof bench_allowed, &bench_allowed) == 0)
+		bench_nallowed = CPU_COUNT(&bench_allowed);
 	bench_pin(pthread_self(), -1);
 	/* Spin first so the core runs at its working clock before the first
 	 * (cheapest) benchmarks are timed. */
