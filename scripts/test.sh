@@ -3,7 +3,8 @@
 # runs every test in each configuration: dev (gcc, -Werror, jemalloc),
 # release (gcc -O2) and clang (clang -O2), asan (clang ASan+UBSan), memcheck
 # (valgrind on a debug build with the system allocator), tsan (clang TSan) and
-# fuzz (libFuzzer corpus replay and bounded fuzzing). Stops at the first failing configuration.
+# fuzz (libFuzzer corpus replay and bounded fuzzing). Stops at the first
+# failing configuration.
 #
 # Usage: scripts/test.sh [preset ...]   (default: all, in the order above)
 set -euo pipefail
