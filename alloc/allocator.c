@@ -18,6 +18,44 @@ cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
 	a->state = state;
 	a->builtin = builtin;
 	strncpy(a->name, name, sizeof a->name - 1);
+	a->tc_ok = cow__tc_slots_get(COW__ALLOC_COUNTERS, &a->tc_first);
+}
+
+void
+cow__allocator_fini(cow_allocator_t *a)
+{
+	if (a->tc_ok)
+		cow__tc_slots_put(a->tc_first, COW__ALLOC_COUNTERS);
+	a->tc_ok = false;
+}
+
+/* Count one allocation or free of @nbytes (@what: COW__ALLOC_ALLOCS or
+ * COW__ALLOC_FREES; the bytes counter follows it). */
+static inline void
+cow_count(cow_allocator_t *a, enum cow__alloc_counter what, size_t nbytes)
+{
+	if (__builtin_expect(a->tc_ok, 1)) {
+		struct cow__tc_block *b = cow__tc_block();
+
+		cow__tc_add_to(b, a->tc_first + what, 1);
+		cow__tc_add_to(b, a->tc_first + what + 1, nbytes);
+	} else {
+		cow__counter_add(&a->shared[what], 1);
+		cow__counter_add(&a->shared[what + 1], nbytes);
+	}
+}
+
+/* Read counters [first, first + n) of @a into out. */
+static void
+cow_counters(const cow_allocator_t *a, unsigned first, unsigned n,
+    uint64_t *out)
+{
+	if (a->tc_ok) {
+		cow__tc_sum(a->tc_first + first, n, out);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++)
+		out[i] = cow__counter_load(&a->shared[first + i]);
 }
 
 static bool
@@ -42,8 +80,7 @@ cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 		    nbytes);
 		return NULL;
 	}
-	cow__counter_add(&a->allocs, 1);
-	cow__counter_add(&a->bytes_allocated, nbytes);
+	cow_count(a, COW__ALLOC_ALLOCS, nbytes);
 	return p;
 }
 
@@ -59,8 +96,7 @@ cow__free(cow_allocator_t *a, void *ptr, size_t nbytes)
 	if (ptr == NULL)
 		return;
 	a->ops->free(a->state, ptr, nbytes, COW_MIN_ALIGNMENT);
-	cow__counter_add(&a->frees, 1);
-	cow__counter_add(&a->bytes_freed, nbytes);
+	cow_count(a, COW__ALLOC_FREES, nbytes);
 }
 
 cow_status_t
@@ -103,6 +139,7 @@ cow_allocator_destroy(cow_allocator_t *allocator)
 		    (unsigned long long)st.live_bytes);
 	if (allocator->ops == &cow__fault_ops)
 		free(allocator->state);
+	cow__allocator_fini(allocator);
 	free(allocator);
 	return COW_OK;
 }
@@ -116,20 +153,21 @@ cow_allocator_name(const cow_allocator_t *allocator)
 cow_status_t
 cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 {
-	uint64_t frees, bytes_freed;
+	uint64_t freed[2], allocated[2];
 
 	COW__CHECK_NOT_NULL(allocator);
 	COW__CHECK_NOT_NULL(out);
 	/* Frees are read before allocations so live values never go below
-	 * zero while other threads allocate and free. */
-	frees = cow__counter_load(&allocator->frees);
-	bytes_freed = cow__counter_load(&allocator->bytes_freed);
-	out->frees = frees;
-	out->allocs = cow__counter_load(&allocator->allocs);
+	 * zero while other threads allocate and free: a free that is counted
+	 * happened after its allocation, which the later read then counts. */
+	cow_counters(allocator, COW__ALLOC_FREES, 2, freed);
+	cow_counters(allocator, COW__ALLOC_ALLOCS, 2, allocated);
+	out->frees = freed[0];
+	out->allocs = allocated[0];
 	out->failures = cow__counter_load(&allocator->failures);
-	out->total_bytes = cow__counter_load(&allocator->bytes_allocated);
-	out->live_allocs = out->allocs - frees;
-	out->live_bytes = out->total_bytes - bytes_freed;
+	out->total_bytes = allocated[1];
+	out->live_allocs = allocated[0] - freed[0];
+	out->live_bytes = allocated[1] - freed[1];
 	return COW_OK;
 }
 
@@ -189,6 +227,5 @@ cow_allocator_free(cow_allocator_t *allocator, void *ptr, size_t nbytes,
 	if (alignment < COW_MIN_ALIGNMENT)
 		alignment = COW_MIN_ALIGNMENT;
 	allocator->ops->free(allocator->state, ptr, nbytes, alignment);
-	cow__counter_add(&allocator->frees, 1);
-	cow__counter_add(&allocator->bytes_freed, nbytes);
+	cow_count(allocator, COW__ALLOC_FREES, nbytes);
 }

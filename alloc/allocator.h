@@ -10,6 +10,8 @@
 
 #include <cowstore/alloc.h>
 
+#include "core/tcounter.h"
+
 #define COW__ALLOCATOR_NAME_MAX 32
 
 struct cow_allocator_s {
@@ -21,13 +23,30 @@ struct cow_allocator_s {
 	cow_status_t (*trim)(cow_allocator_t *self);
 	cow_status_t (*set_retain_limit)(cow_allocator_t *self, size_t bytes);
 	size_t (*retained_bytes)(cow_allocator_t *self);
-	/* Synchronization: atomic (relaxed counters). */
-	uint64_t allocs;
-	uint64_t frees;
-	uint64_t failures;
-	uint64_t bytes_allocated;
-	uint64_t bytes_freed;
+	/*
+	 * Counters. Allocations, frees and their bytes are per-thread
+	 * counters (core/tcounter.h) in slots [tc_first, tc_first + 4) when
+	 * tc_ok, so counting touches no cache line other threads write;
+	 * otherwise (no slots left) they are the shared atomics below.
+	 * Failures are rare: always a shared atomic.
+	 */
+	bool tc_ok;        /* Read-only after init. */
+	unsigned tc_first; /* Read-only after init. */
+	uint64_t shared[4]; /* Synchronization: atomic (relaxed). */
+	uint64_t failures;  /* Synchronization: atomic (relaxed). */
 };
+
+/* The counters of a handle, in slot order. */
+enum cow__alloc_counter {
+	COW__ALLOC_ALLOCS,
+	COW__ALLOC_BYTES_ALLOCATED,
+	COW__ALLOC_FREES,
+	COW__ALLOC_BYTES_FREED,
+	COW__ALLOC_COUNTERS
+};
+
+/* Return a handle's counter slots (cow_allocator_destroy). */
+void cow__allocator_fini(cow_allocator_t *a);
 
 /* Initialise a handle in place (built-ins and cow_allocator_new). */
 void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,

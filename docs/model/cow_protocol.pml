@@ -87,7 +87,6 @@
 #define P_PRIVATE0	9	/* storage 0 written, never cloned */
 #define P_CLONE2	10	/* a [CLONE] of a storage born by a clone */
 #define U_READER_MET_WRITER 11	/* a copier's trylock saw the writer flag */
-#define U_WRITERS_RACED	12	/* the writer flag was already claimed */
 #ifdef PROBE
 #define REACHED(n)	assert(((PROBE >> n) & 1) == 0)
 #else
@@ -205,6 +204,13 @@ inline write_unlock(c)
 	atomic { CTX_ACCESS(c); writer[c] = 0 }
 }
 
+/* cow__rwlock_wait_readers of the other locks: take and drop it. */
+inline wait_readers(c)
+{
+	write_lock(c);
+	write_unlock(c)
+}
+
 #elif defined(MODEL_LOCK_BRLOCK)
 /* ck_brlock (ck_brlock.h), used the way sync.h once did: each copier puts a
  * reader record on its stack and registers it around its one critical
@@ -280,6 +286,12 @@ inline write_unlock(c)
 	br_write_unlock(c)
 }
 
+inline wait_readers(c)
+{
+	write_lock(c);
+	write_unlock(c)
+}
+
 #else /* ck_rwlock, the default lock of sync.h */
 
 /* cow__rwlock_read_lock, default lock: cow__ck_rwlock_read_lock,
@@ -310,31 +322,19 @@ inline read_unlock(c)
 	atomic { CTX_ACCESS(c); assert(n_readers[c] > 0); n_readers[c]-- }
 }
 
-/* cow__rwlock_write_lock: cow__ck_rwlock_write_lock, claim the writer flag
- * by fetch-and-store, then wait for the readers already inside. */
-inline write_lock(c)
+/* cow__rwlock_wait_readers (ck_rwlock): the last share holder waits until
+ * no copier is inside, loading n_readers; it never claims the writer flag,
+ * because no copier can arrive (property 8, checked here). */
+inline wait_readers(c)
 {
 	do
-	:: atomic { CTX_ACCESS(c); EXCL_BY_LAST(c); v = writer[c]; writer[c] = 1 };
-		if
-		:: v == 0 -> break
-		:: else -> REACHED(U_WRITERS_RACED)
-		fi
-	od;
-	do
-	:: atomic { CTX_ACCESS(c); v = n_readers[c] };
+	:: atomic { CTX_ACCESS(c); EXCL_BY_LAST(c); v = n_readers[c] };
 		if
 		:: v == 0 -> break
 		:: else -> REACHED(P_WAITED)
 		fi
 	od;
 	v = 0
-}
-
-/* cow__rwlock_write_unlock: ck_rwlock_write_unlock, store(writer, 0). */
-inline write_unlock(c)
-{
-	atomic { CTX_ACCESS(c); writer[c] = 0 }
 }
 
 #endif
@@ -358,8 +358,7 @@ inline ctx_destroy(c)
 inline wait_for_copiers(c)
 {
 #ifndef COW_FAULT_STEAL_WITHOUT_WAIT
-	write_lock(c);
-	write_unlock(c)
+	wait_readers(c)
 #else
 	skip
 #endif
@@ -483,7 +482,7 @@ inline lazy_clone(from0, k, d)
 				atomic {		/* unpublished */
 					assert(!ctx_alive[fresh]);
 					ctx_alive[fresh] = true;
-					shares[fresh] = 1;
+					shares[fresh] = 2; /* src, dst */
 					writer[fresh] = 0;
 					n_readers[fresh] = 0
 				};
@@ -498,7 +497,9 @@ inline lazy_clone(from0, k, d)
 				:: c != fresh ->
 					REACHED(P_WRAP_LOST);
 					ctx_destroy(fresh) /* discard */
-				:: else -> REACHED(P_WRAP_WON)
+				:: else ->
+					won = true;	/* dst's share counted */
+					REACHED(P_WRAP_WON)
 				fi;
 				fresh = 0
 			fi
@@ -508,7 +509,10 @@ inline lazy_clone(from0, k, d)
 	fi;
 	if
 	:: ok ->
-		ref_get(c);				/* [CLONE] */
+		if
+		:: !won -> ref_get(c)			/* [CLONE] */
+		:: else
+		fi;
 		atomic { CTX_ACCESS(c) };		/* ctx->buf.data */
 		if
 		:: !from0 && sc[k] != NULL -> REACHED(P_CLONE2)
@@ -518,6 +522,7 @@ inline lazy_clone(from0, k, d)
 		sst[d] = SHARED
 	:: else
 	fi;
+	won = false;
 	c = 0
 }
 
@@ -610,6 +615,7 @@ proctype storage_thread(byte me)
 	byte sc[2];		/* slot ctx field (unused for storage 0) */
 	byte c, v, before, fresh, res, r0, r1;
 	byte sole;		/* ghost: stealing the one share we hold */
+	bool won;		/* [WRAP] installed our context */
 #ifdef MODEL_LOCK_BRLOCK
 	byte t;
 #endif

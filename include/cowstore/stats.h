@@ -23,17 +23,19 @@ typedef struct cow_stats_s {
 } cow_stats_t;
 
 /**
- * cow_stats_get - sum the counters into *out. Ownership: none (fills *out).
- * Thread-safety: any thread; counters are sharded (each thread adds to one
- * of a fixed set of shards) and summed, so the result is not a snapshot
- * while other threads work. Errors: none; NULL does nothing.
+ * cow_stats_get - sum the counters into *out. Each thread counts in its own
+ * counters (kept after it exits) and a read sums them: exact for every
+ * event that completed before the call, not a snapshot of events running
+ * meanwhile. Ownership: none (fills *out).
+ * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_stats_get(cow_stats_t *out);
 
 /**
- * cow_stats_reset - set every counter to zero. Ownership: none.
- * Thread-safety: any thread, but increments that run concurrently with the
- * reset may be lost. Errors: none.
+ * cow_stats_reset - start counting from zero (the totals so far become the
+ * zero point). Ownership: none. Thread-safety: any thread; an event that
+ * runs concurrently with the reset counts either before or after it, and
+ * is never lost. Errors: none.
  */
 COW_API void cow_stats_reset(void);
 

@@ -1,46 +1,41 @@
 /*
- * stats.c - sharded statistics counters. Each thread picks a shard once
- * (round robin); an increment is one relaxed atomic add on that shard's
- * cache line. Reading sums all shards.
+ * stats.c - the process-wide COW counters, kept in per-thread counters
+ * (core/tcounter.h): an increment is a plain add to the calling thread's
+ * own block. A reset records the totals as a new zero point instead of
+ * writing other threads' counters, so no increment is ever lost.
  */
-#include <string.h>
+#include <pthread.h>
 
 #include <cowstore/stats.h>
 
 #include "core/stats.h"
-#include "core/sync.h"
+#include "core/tcounter.h"
 
-#define COW_STAT_SHARDS 16
+_Static_assert(COW__STAT_COUNT <= COW__TC_STATS_COUNT,
+    "the statistics need more per-thread slots");
 
-struct cow_stat_shard {
-	/* Synchronization: atomic (relaxed counters). */
-	uint64_t counter[COW__STAT_COUNT];
-} __attribute__((aligned(64)));
+/* The totals at the last reset. Synchronization: cow_stats_lock. */
+static uint64_t cow_stats_zero[COW__STAT_COUNT];
+static pthread_mutex_t cow_stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct cow_stat_shard cow_stat_shards[COW_STAT_SHARDS];
-static uint64_t cow_stat_next_shard; /* Synchronization: atomic. */
-static _Thread_local int cow_stat_my_shard = -1;
-
-void
-cow__stat_add(enum cow__stat stat, uint64_t n)
+static void
+cow_stats_sum(uint64_t *sum)
 {
-	if (cow_stat_my_shard < 0)
-		cow_stat_my_shard = (int)(cow__counter_fetch_add(
-		    &cow_stat_next_shard, 1) % COW_STAT_SHARDS);
-	cow__counter_add(&cow_stat_shards[cow_stat_my_shard].counter[stat], n);
+	cow__tc_sum(COW__TC_STATS_FIRST, COW__STAT_COUNT, sum);
 }
 
 void
 cow_stats_get(cow_stats_t *out)
 {
-	uint64_t sum[COW__STAT_COUNT] = {0};
+	uint64_t sum[COW__STAT_COUNT];
 
 	if (out == NULL)
 		return;
-	for (int s = 0; s < COW_STAT_SHARDS; s++)
-		for (int c = 0; c < COW__STAT_COUNT; c++)
-			sum[c] += cow__counter_load(
-			    &cow_stat_shards[s].counter[c]);
+	pthread_mutex_lock(&cow_stats_lock);
+	cow_stats_sum(sum);
+	for (int c = 0; c < COW__STAT_COUNT; c++)
+		sum[c] -= cow_stats_zero[c];
+	pthread_mutex_unlock(&cow_stats_lock);
 	out->lazy_clones = sum[COW__STAT_LAZY_CLONES];
 	out->ctx_wraps = sum[COW__STAT_CTX_WRAPS];
 	out->eager_fallbacks = sum[COW__STAT_EAGER_FALLBACKS];
@@ -52,7 +47,7 @@ cow_stats_get(cow_stats_t *out)
 void
 cow_stats_reset(void)
 {
-	for (int s = 0; s < COW_STAT_SHARDS; s++)
-		for (int c = 0; c < COW__STAT_COUNT; c++)
-			cow__counter_store(&cow_stat_shards[s].counter[c], 0);
+	pthread_mutex_lock(&cow_stats_lock);
+	cow_stats_sum(cow_stats_zero);
+	pthread_mutex_unlock(&cow_stats_lock);
 }

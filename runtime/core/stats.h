@@ -1,11 +1,14 @@
 /*
- * stats.h - process-wide COW counters, sharded to keep them off the shared
- * cache lines of hot paths (clone storms on one source).
+ * stats.h - process-wide COW counters, per thread (core/tcounter.h) so that
+ * counting touches no shared cache line on hot paths (clone storms on one
+ * source).
  */
 #ifndef COW_CORE_STATS_H
 #define COW_CORE_STATS_H
 
 #include <stdint.h>
+
+#include "core/tcounter.h"
 
 enum cow__stat {
 	COW__STAT_LAZY_CLONES,
@@ -17,6 +20,11 @@ enum cow__stat {
 	COW__STAT_COUNT
 };
 
-void cow__stat_add(enum cow__stat stat, uint64_t n);
+/* Count @n events of @stat (no locked instruction: core/tcounter.h). */
+static inline void
+cow__stat_add(enum cow__stat stat, uint64_t n)
+{
+	cow__tc_add(COW__TC_STATS_FIRST + (unsigned)stat, n);
+}
 
 #endif

@@ -190,6 +190,31 @@ cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 	return ck_pr_cas_64(counter, old, new_value);
 }
 
+/* A counter that only the calling thread writes (core/tcounter.h): a plain
+ * load, add and store, no locked instruction. Other threads read it with
+ * cow__counter_load_local. The store releases and the load acquires (plain
+ * moves on x86), so a reader that sees a count also sees every count the
+ * writer had seen before it (a free is counted after its allocation).
+ * Compiler atomics, which TSan sees. */
+static inline void
+cow__counter_add_local(uint64_t *counter, uint64_t n)
+{
+	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
+	    __ATOMIC_RELEASE);
+}
+
+static inline uint64_t
+cow__counter_load_local(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+}
+
+static inline void
+cow__counter_store_local(uint64_t *counter, uint64_t v)
+{
+	__atomic_store_n(counter, v, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------------ */
 /* Shared/exclusive lock of a COW context.
  * Shared: copiers reading the original data. Exclusive: the last reference,
@@ -346,5 +371,43 @@ cow__rwlock_write_unlock(cow__rwlock_t *l)
 	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, 0));
 }
 #endif /* ck locks */
+
+/*
+ * cow__rwlock_wait_readers - the exclusive lock taken and dropped at once,
+ * for a caller that knows no reader can arrive any more: return when every
+ * reader inside has unlocked, with their critical sections ordered before
+ * the return. The last share holder of a COW context waits this way: only
+ * a share holder can become a copier, and it holds the last one.
+ *
+ * ck_rwlock: with no reader to keep out, claiming the writer flag buys
+ * nothing; a load of the reader count until it is zero does the wait
+ * without a locked instruction. Why that count shows every copier still
+ * inside: a copier counts itself in (a locked increment) before it
+ * decrements the shares, and the caller has seen every such decrement.
+ * The other locks take the exclusive lock and drop it.
+ */
+#if defined(COW_LOCK_PTHREAD) || defined(COW_LOCK_PFLOCK)
+static inline void
+cow__rwlock_wait_readers(cow__rwlock_t *l)
+{
+	cow__rwlock_write_lock(l);
+	cow__rwlock_write_unlock(l);
+}
+#else
+static inline void
+cow__rwlock_wait_readers(cow__rwlock_t *l)
+{
+	unsigned spins = 0;
+
+	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, 0));
+	while (ck_pr_load_uint(&l->ck.n_readers) != 0)
+		cow__backoff(&spins);
+	/* Acquire: the readers' copies happen before what we do next. */
+	ck_pr_fence_acquire();
+	COW__TSAN_MUTEX(__tsan_mutex_post_lock(l, 0, 0));
+	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, 0));
+	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, 0));
+}
+#endif
 
 #endif

@@ -23,14 +23,14 @@
 
 cow_status_t
 cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
-    cow__ctx_t **out, const char *func)
+    unsigned shares, cow__ctx_t **out, const char *func)
 {
 	cow__ctx_t *ctx = cow__alloc(alloc, sizeof *ctx, func);
 
 	if (ctx == NULL)
 		return COW_ENOMEM;
 	cow__rwlock_init(&ctx->lock);
-	cow__ref_init(&ctx->shares, 1);
+	cow__ref_init(&ctx->shares, shares);
 	ctx->buf = *buf;
 	ctx->alloc = alloc;
 	*out = ctx;
@@ -56,9 +56,10 @@ cow__ctx_share(cow__ctx_t *ctx)
 	cow__ref_get(&ctx->shares); /* [CLONE] */
 }
 
-/* [WAIT] The caller holds the last share. Copiers that decremented before us
- * still hold the shared lock; the exclusive lock returns once they are done.
- * No new copier can arrive: nobody else holds a share. */
+/* [WAIT] The caller holds the last share, or dropped it. Copiers that
+ * decremented before us may still hold the shared lock; the wait returns
+ * once they are done. No new copier can arrive: nobody else holds a share
+ * (sync.h: cow__rwlock_wait_readers). */
 static void
 cow_ctx_wait_for_copiers(cow__ctx_t *ctx)
 {
@@ -66,8 +67,7 @@ cow_ctx_wait_for_copiers(cow__ctx_t *ctx)
 	/* Negative control (a): steal while copiers may still read. */
 	(void)ctx;
 #else
-	cow__rwlock_write_lock(&ctx->lock);
-	cow__rwlock_write_unlock(&ctx->lock);
+	cow__rwlock_wait_readers(&ctx->lock);
 #endif
 }
 

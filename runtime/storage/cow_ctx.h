@@ -23,10 +23,11 @@ typedef struct cow__ctx {
 	cow_allocator_t *alloc;  /* Read-only: allocator of this struct. */
 } cow__ctx_t;
 
-/* A context owning @buf with one share (the source storage). On COW_ENOMEM
- * nothing was allocated and @buf is still the caller's. */
+/* A context owning @buf with @shares shares (the source storage, and the
+ * first clone when the caller makes one). On COW_ENOMEM nothing was
+ * allocated and @buf is still the caller's. */
 cow_status_t cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
-    cow__ctx_t **out, const char *func);
+    unsigned shares, cow__ctx_t **out, const char *func);
 
 /* Free a context that was never published (lost the install race); its
  * buffer stays with the storage. */

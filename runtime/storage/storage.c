@@ -131,7 +131,18 @@ cow_storage_release(cow_storage_t *storage)
 {
 	cow__ctx_t *ctx;
 
-	if (storage == NULL || !cow__ref_put(&storage->refs))
+	if (storage == NULL)
+		return;
+	/*
+	 * Sole handle: skip the decrement. The caller's handle is the only
+	 * one, so no other thread can release this storage, nor retain it
+	 * (retaining needs a handle): nobody else can touch refs any more.
+	 * The acquire of cow__ref_load orders every earlier holder's work
+	 * (each dropped its handle with a releasing decrement) before the
+	 * frees below. Otherwise the decrement decides who is last.
+	 */
+	if (cow__ref_load(&storage->refs) != 1 &&
+	    !cow__ref_put(&storage->refs))
 		return;
 	ctx = cow__ptr_load(&storage->ctx);
 	if (ctx != NULL)
@@ -242,20 +253,24 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 		return COW_ENOMEM;
 	ctx = cow__ptr_load(&src->ctx);
 	if (ctx == NULL) {
-		/* [WRAP] First clone: hand the data to a new context. Other
+		/* [WRAP] First clone: hand the data to a new context that
+		 * already counts two shares, the source's and dst's. Other
 		 * threads may be cloning src too; one install wins. */
-		if (cow__ctx_new(src->alloc, &src->buf, &fresh, __func__) !=
-		    COW_OK) {
+		if (cow__ctx_new(src->alloc, &src->buf, 2, &fresh,
+		    __func__) != COW_OK) {
 			cow__free(src->alloc, dst, sizeof *dst);
 			return COW_ENOMEM;
 		}
 		ctx = cow__ptr_install(&src->ctx, fresh);
-		if (ctx == fresh)
+		if (ctx == fresh) {
 			cow__stat_add(COW__STAT_CTX_WRAPS, 1);
-		else
+		} else {
 			cow__ctx_discard(fresh);
+			cow__ctx_share(ctx); /* [CLONE] */
+		}
+	} else {
+		cow__ctx_share(ctx); /* [CLONE] */
 	}
-	cow__ctx_share(ctx);
 	cow__ref_init(&dst->refs, 1);
 	dst->flags = src->flags;
 	dst->ctx = ctx;

@@ -271,5 +271,6 @@ main(int argc, char **argv)
 	run_table(bench_contention_table, &o);
 	run_table(bench_tensor_table, &o);
 	run_table(bench_shadow_table, &o);
+	run_table(bench_anchor_table, &o);
 	return 0;
 }
