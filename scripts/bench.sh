@@ -20,22 +20,22 @@ img=${2:-docs/img}
 scripts/deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target cow_bench cow_bench_pflock \
-    cow_bench_brlock cow_bench_pthread cow_bench_noshadow >/dev/null
+    cow_bench_pthread cow_bench_noshadow >/dev/null
 bin=build/release/stress/bench
 mkdir -p "$out/locks" "$out/tuning" "$out/shadow"
 
 echo "bench.sh: all benchmarks (default build)" >&2
 "$bin/cow_bench" --json > "$out/bench.jsonl"
 
-# The four lock variants run in turn, three rounds, so that a change in the
+# The lock variants run in turn, three rounds, so that a change in the
 # machine (this VM's two vCPUs are not equal, and the host moves them) hits
 # every variant alike; locks/<lock>.jsonl keeps, for each benchmark, the
 # round with the median time (locks/<lock>.<round>.jsonl are the rounds).
 echo "bench.sh: context locks" >&2
-lock_names=(ck_rwlock ck_pflock ck_brlock pthread_rwlock)
-lock_bins=(cow_bench cow_bench_pflock cow_bench_brlock cow_bench_pthread)
+lock_names=(ck_rwlock ck_pflock pthread_rwlock)
+lock_bins=(cow_bench cow_bench_pflock cow_bench_pthread)
 for round in 1 2 3; do
-	for i in 0 1 2 3; do
+	for i in "${!lock_bins[@]}"; do
 		exe=$bin/${lock_bins[$i]}
 		{ "$exe" --json --filter contention
 		  "$exe" --json --filter materialize_ --sizes 4K; } \
@@ -78,6 +78,5 @@ for k in 1 2 3; do
 done
 
 scripts/plot-bench.sh "$out/bench.jsonl" "$img" "$out/locks/ck_rwlock.jsonl" \
-    "$out/locks/ck_pflock.jsonl" "$out/locks/ck_brlock.jsonl" \
-    "$out/locks/pthread_rwlock.jsonl"
+    "$out/locks/ck_pflock.jsonl" "$out/locks/pthread_rwlock.jsonl"
 echo "bench.sh: wrote $out and $img" >&2

@@ -39,6 +39,15 @@
  *   MODEL_FAULT_LAST_KEEPS_READ_LOCK
  *				[LAST] forgets its read unlock: a liveness
  *				negative control (not a C switch)
+ *   MODEL_LOCK_ABSTRACT	any shared/exclusive lock whose calls are one
+ *				atomic step each
+ *   MODEL_LOCK_BRLOCK		ck_brlock as sync.h once used it (a reader
+ *				record registered for one critical section):
+ *				a lock whose calls are several steps, kept as
+ *				a negative control
+ *   MODEL_NO_EXCL_CHECK	drop the property "only the last share holder
+ *				takes the exclusive lock" (so the brlock
+ *				control shows the use after free it leads to)
  *   PROBE=mask			probes that fail when reached (vacuity check)
  */
 
@@ -95,6 +104,10 @@ byte	writer[NCTX];		/* ck_rwlock_t writer */
 byte	n_readers[NCTX];	/* ck_rwlock_t n_readers */
 
 byte	s0ctx = NULL;		/* storage 0's ctx field (installed by CAS) */
+#ifdef MODEL_LOCK_BRLOCK
+byte	rd_reg[NPROC];		/* context thread t's record is registered on */
+byte	rd_n[NPROC];		/* n_readers of thread t's record (its stack) */
+#endif
 byte	orig[2];		/* the original buffer's bytes */
 
 /* Ghost state: observation and scheduling only, never read by the
@@ -112,6 +125,17 @@ byte	fails;			/* allocation failures so far */
 #define ALLOC_FAILS	atomic { fails < MAXFAIL -> fails++ }
 #else
 #define ALLOC_FAILS	true
+#endif
+
+/* Only the last share holder ever takes the exclusive lock: the thread that
+ * holds the one remaining share and steals it ([SOLE]: sole = 1, shares 1),
+ * or the one that dropped the count to zero ([LAST], the last [RELEASE]:
+ * sole = 0, shares 0). Checked wherever a lock claims its exclusive side,
+ * for every modelled lock. */
+#ifndef MODEL_NO_EXCL_CHECK
+#define EXCL_BY_LAST(c)	assert(shares[c] == sole)
+#else
+#define EXCL_BY_LAST(c)	skip
 #endif
 
 /* Every access to a context checks it is still allocated. */
@@ -147,10 +171,11 @@ inline ref_sub(c, old)
 }
 
 #ifdef MODEL_LOCK_ABSTRACT
-/* Any shared/exclusive lock, each operation one atomic step: what the other
- * choices of sync.h (COW_LOCK_PFLOCK, COW_LOCK_BRLOCK, COW_LOCK_PTHREAD)
- * promise, whatever their internals. A lock call on a freed context goes
- * on to fail its access check instead of blocking. */
+/* Any shared/exclusive lock, each operation one atomic step. The other
+ * choices of sync.h (COW_LOCK_PFLOCK, COW_LOCK_PTHREAD) are this, provided
+ * a shared unlock touches the lock no more after the step that releases it
+ * (sync.h; MODEL_LOCK_BRLOCK below is a lock that does). A lock call on a
+ * freed context goes on to fail its access check instead of blocking. */
 inline read_lock(c)
 {
 	atomic {
@@ -170,6 +195,7 @@ inline write_lock(c)
 	atomic {
 		(writer[c] == 0 && n_readers[c] == 0) || !ctx_alive[c] ->
 		CTX_ACCESS(c);
+		EXCL_BY_LAST(c);
 		writer[c] = 1
 	}
 }
@@ -177,6 +203,81 @@ inline write_lock(c)
 inline write_unlock(c)
 {
 	atomic { CTX_ACCESS(c); writer[c] = 0 }
+}
+
+#elif defined(MODEL_LOCK_BRLOCK)
+/* ck_brlock (ck_brlock.h), used the way sync.h once did: each copier puts a
+ * reader record on its stack and registers it around its one critical
+ * section (register + lock, unlock + unregister). The writer flag and the
+ * list of registered records live in the context; a record (rd_n, one per
+ * thread) lives on the copier's stack and is never freed. Registering and
+ * unregistering take the writer flag themselves. */
+inline br_write_lock(c)
+{
+	do						/* fas(writer) */
+	:: atomic { CTX_ACCESS(c); EXCL_BY_LAST(c); v = writer[c]; writer[c] = 1 };
+		if
+		:: v == 0 -> break
+		:: else
+		fi
+	od;
+	t = 0;						/* walk br->readers */
+	do
+	:: t < NPROC ->
+		atomic { CTX_ACCESS(c); v = (rd_reg[t] == c) };
+		if
+		:: v -> (rd_n[t] == 0)			/* wait for the record */
+		:: else
+		fi;
+		t++
+	:: else -> break
+	od;
+	t = 0;
+	v = 0
+}
+
+inline br_write_unlock(c)
+{
+	atomic { CTX_ACCESS(c); writer[c] = 0 }
+}
+
+/* ck_brlock_read_register, then ck_brlock_read_lock. */
+inline read_lock(c)
+{
+	br_write_lock(c);
+	atomic { CTX_ACCESS(c); rd_reg[me] = c };
+	br_write_unlock(c);
+	do
+	:: atomic { (writer[c] == 0 || !ctx_alive[c]) -> CTX_ACCESS(c) };
+		rd_n[me] = 1;
+		atomic { CTX_ACCESS(c); v = writer[c] };
+		if
+		:: v == 0 -> break
+		:: else -> rd_n[me] = 0
+		fi
+	od;
+	v = 0
+}
+
+/* ck_brlock_read_unlock (the record only), then
+ * ck_brlock_read_unregister: the writer flag again, after this thread has
+ * left as a reader. */
+inline read_unlock(c)
+{
+	rd_n[me] = 0;
+	br_write_lock(c);
+	atomic { CTX_ACCESS(c); rd_reg[me] = 0 };
+	br_write_unlock(c)
+}
+
+inline write_lock(c)
+{
+	br_write_lock(c)
+}
+
+inline write_unlock(c)
+{
+	br_write_unlock(c)
 }
 
 #else /* ck_rwlock, the default lock of sync.h */
@@ -214,7 +315,7 @@ inline read_unlock(c)
 inline write_lock(c)
 {
 	do
-	:: atomic { CTX_ACCESS(c); v = writer[c]; writer[c] = 1 };
+	:: atomic { CTX_ACCESS(c); EXCL_BY_LAST(c); v = writer[c]; writer[c] = 1 };
 		if
 		:: v == 0 -> break
 		:: else -> REACHED(U_WRITERS_RACED)
@@ -308,7 +409,9 @@ inline ctx_materialize(c)
 	:: v == 1 ->
 		v = 0;
 		REACHED(P_SOLE);
+		sole = 1;				/* ghost: we hold it */
 		ctx_steal(c);
+		sole = 0;
 		res = PRIV_ORIG
 	:: else ->
 		v = 0;
@@ -506,6 +609,10 @@ proctype storage_thread(byte me)
 	byte sst[2];		/* slot state */
 	byte sc[2];		/* slot ctx field (unused for storage 0) */
 	byte c, v, before, fresh, res, r0, r1;
+	byte sole;		/* ghost: stealing the one share we hold */
+#ifdef MODEL_LOCK_BRLOCK
+	byte t;
+#endif
 	bool ok;
 
 	if

@@ -194,16 +194,26 @@ cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 /* Shared/exclusive lock of a COW context.
  * Shared: copiers reading the original data. Exclusive: the last reference,
  * which must wait for pending copiers before it steals or frees the data.
- * A copier passes a cow__rwlock_reader_t on its stack to read_lock and the
- * same one to read_unlock (only ck_brlock uses it).
  *
  * The implementation is chosen at build time (docs/performance.md has the
  * measurements): ck_rwlock (default; write-biased, 8 bytes), ck_pflock
- * (COW_LOCK_PFLOCK, phase-fair), ck_brlock (COW_LOCK_BRLOCK, big-reader:
- * each copier registers a reader for its one critical section) or
- * pthread_rwlock (COW_LOCK_PTHREAD, reference point). Rules for all: never
- * take the shared lock twice in one thread, never take the exclusive lock
- * while holding the shared one.
+ * (COW_LOCK_PFLOCK, phase-fair) or pthread_rwlock (COW_LOCK_PTHREAD,
+ * reference point). CMakeLists.txt's COW_LOCK_VARIANTS must list every
+ * choice: each one runs the copier-versus-stealer stress scenarios under
+ * ASan and TSan.
+ *
+ * What the protocol needs from a lock, beyond shared/exclusive: once the
+ * exclusive lock is granted, no copier touches the lock again. The last
+ * share holder frees the context (the lock inside it) as soon as its
+ * exclusive lock returns, so a shared unlock's last access to the lock must
+ * be the atomic step that lets the exclusive locker in. ck_rwlock and
+ * ck_pflock unlock with one atomic decrement; glibc's pthread_rwlock_unlock
+ * may only call futex_wake afterwards. ck_brlock does not qualify and was
+ * removed: a reader record registered for one critical section must be
+ * unregistered after it, and ck_brlock_read_unregister takes the writer
+ * flag of a lock that may already be freed (docs/design.md).
+ * Rules for all: never take the shared lock twice in one thread, never take
+ * the exclusive lock while holding the shared one.
  *
  * ck waits spin briefly, then yield: with more threads than cores a waiter
  * that only spins burns the time slice the lock holder needs.           */
@@ -223,20 +233,15 @@ cow__backoff(unsigned *spins)
 typedef struct cow__rwlock {
 	pthread_rwlock_t pt; /* Synchronization: pthread (TSan sees it). */
 } cow__rwlock_t;
-typedef struct cow__rwlock_reader {
-	char unused;
-} cow__rwlock_reader_t;
 #define COW__LOCK(op) do { if ((op) != 0) cow__die(#op); } while (0)
 static inline void cow__rwlock_init(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_init(&l->pt, NULL)); }
 static inline void cow__rwlock_destroy(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_destroy(&l->pt)); }
-static inline void cow__rwlock_read_lock(cow__rwlock_t *l,
-    cow__rwlock_reader_t *r)
-{ (void)r; COW__LOCK(pthread_rwlock_rdlock(&l->pt)); }
-static inline void cow__rwlock_read_unlock(cow__rwlock_t *l,
-    cow__rwlock_reader_t *r)
-{ (void)r; COW__LOCK(pthread_rwlock_unlock(&l->pt)); }
+static inline void cow__rwlock_read_lock(cow__rwlock_t *l)
+{ COW__LOCK(pthread_rwlock_rdlock(&l->pt)); }
+static inline void cow__rwlock_read_unlock(cow__rwlock_t *l)
+{ COW__LOCK(pthread_rwlock_unlock(&l->pt)); }
 static inline void cow__rwlock_write_lock(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_wrlock(&l->pt)); }
 static inline void cow__rwlock_write_unlock(cow__rwlock_t *l)
@@ -250,42 +255,17 @@ static inline void cow__rwlock_write_unlock(cow__rwlock_t *l)
 typedef struct cow__rwlock {
 	ck_pflock_t ck; /* Synchronization: ck_pflock internals. */
 } cow__rwlock_t;
-typedef struct cow__rwlock_reader {
-	char unused;
-} cow__rwlock_reader_t;
 #define COW__CK_INIT(l) ck_pflock_init(&(l)->ck)
-#define COW__CK_READ_LOCK(l, r) ((void)(r), ck_pflock_read_lock(&(l)->ck))
-#define COW__CK_READ_UNLOCK(l, r) ((void)(r), ck_pflock_read_unlock(&(l)->ck))
+#define COW__CK_READ_LOCK(l) ck_pflock_read_lock(&(l)->ck)
+#define COW__CK_READ_UNLOCK(l) ck_pflock_read_unlock(&(l)->ck)
 #define COW__CK_WRITE_LOCK(l) ck_pflock_write_lock(&(l)->ck)
 #define COW__CK_WRITE_UNLOCK(l) ck_pflock_write_unlock(&(l)->ck)
-
-#elif defined(COW_LOCK_BRLOCK)
-#include <ck_brlock.h>
-#define COW_LOCK_NAME "ck_brlock"
-typedef struct cow__rwlock {
-	ck_brlock_t ck; /* Synchronization: ck_brlock internals. */
-} cow__rwlock_t;
-typedef struct cow__rwlock_reader {
-	ck_brlock_reader_t ck; /* registered for one critical section */
-} cow__rwlock_reader_t;
-#define COW__CK_INIT(l) ck_brlock_init(&(l)->ck)
-#define COW__CK_READ_LOCK(l, r)                                         \
-	(ck_brlock_read_register(&(l)->ck, &(r)->ck),                   \
-	    ck_brlock_read_lock(&(l)->ck, &(r)->ck))
-#define COW__CK_READ_UNLOCK(l, r)                                       \
-	(ck_brlock_read_unlock(&(r)->ck),                               \
-	    ck_brlock_read_unregister(&(l)->ck, &(r)->ck))
-#define COW__CK_WRITE_LOCK(l) ck_brlock_write_lock(&(l)->ck)
-#define COW__CK_WRITE_UNLOCK(l) ck_brlock_write_unlock(&(l)->ck)
 
 #else
 #define COW_LOCK_NAME "ck_rwlock"
 typedef struct cow__rwlock {
 	ck_rwlock_t ck; /* Synchronization: ck_rwlock internals. */
 } cow__rwlock_t;
-typedef struct cow__rwlock_reader {
-	char unused;
-} cow__rwlock_reader_t;
 
 static inline void
 cow__ck_rwlock_read_lock(ck_rwlock_t *ck)
@@ -314,8 +294,8 @@ cow__ck_rwlock_write_lock(ck_rwlock_t *ck)
 }
 
 #define COW__CK_INIT(l) ck_rwlock_init(&(l)->ck)
-#define COW__CK_READ_LOCK(l, r) ((void)(r), cow__ck_rwlock_read_lock(&(l)->ck))
-#define COW__CK_READ_UNLOCK(l, r) ((void)(r), ck_rwlock_read_unlock(&(l)->ck))
+#define COW__CK_READ_LOCK(l) cow__ck_rwlock_read_lock(&(l)->ck)
+#define COW__CK_READ_UNLOCK(l) ck_rwlock_read_unlock(&(l)->ck)
 #define COW__CK_WRITE_LOCK(l) cow__ck_rwlock_write_lock(&(l)->ck)
 #define COW__CK_WRITE_UNLOCK(l) ck_rwlock_write_unlock(&(l)->ck)
 #endif
@@ -335,18 +315,18 @@ cow__rwlock_destroy(cow__rwlock_t *l)
 }
 
 static inline void
-cow__rwlock_read_lock(cow__rwlock_t *l, cow__rwlock_reader_t *r)
+cow__rwlock_read_lock(cow__rwlock_t *l)
 {
 	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, __tsan_mutex_read_lock));
-	COW__CK_READ_LOCK(l, r);
+	COW__CK_READ_LOCK(l);
 	COW__TSAN_MUTEX(__tsan_mutex_post_lock(l, __tsan_mutex_read_lock, 0));
 }
 
 static inline void
-cow__rwlock_read_unlock(cow__rwlock_t *l, cow__rwlock_reader_t *r)
+cow__rwlock_read_unlock(cow__rwlock_t *l)
 {
 	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, __tsan_mutex_read_lock));
-	COW__CK_READ_UNLOCK(l, r);
+	COW__CK_READ_UNLOCK(l);
 	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, __tsan_mutex_read_lock));
 }
 

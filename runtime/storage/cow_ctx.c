@@ -95,7 +95,6 @@ cow_status_t
 cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
     cow__buffer_t *out, const char *func)
 {
-	cow__rwlock_reader_t reader;
 	cow__buffer_t copy;
 	unsigned before;
 
@@ -116,9 +115,9 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 	 * our decrement and our lock. */
 	before = cow__ref_sub(&ctx->shares);
 	COW_FAULT_WINDOW();
-	cow__rwlock_read_lock(&ctx->lock, &reader);
+	cow__rwlock_read_lock(&ctx->lock);
 #else
-	cow__rwlock_read_lock(&ctx->lock, &reader);  /* [RLOCK] */
+	cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
 	before = cow__ref_sub(&ctx->shares); /* [DEC] */
 #endif
 	if (before > 1) {
@@ -128,7 +127,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 		memcpy(copy.data, ctx->buf.data, copy.nbytes);
 		/* [RUNLOCK] After this, ctx may be freed by the last
 		 * reference at any moment: touch nothing of it. */
-		cow__rwlock_read_unlock(&ctx->lock, &reader);
+		cow__rwlock_read_unlock(&ctx->lock);
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
 		cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes);
 		*out = copy;
@@ -137,7 +136,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 
 	/* [LAST] The others left while we allocated: steal instead, and give
 	 * the unused copy back. */
-	cow__rwlock_read_unlock(&ctx->lock, &reader);
+	cow__rwlock_read_unlock(&ctx->lock);
 	cow__buffer_free(&copy);
 	cow_ctx_steal(ctx, out);
 	return COW_OK;

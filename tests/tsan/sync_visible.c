@@ -65,12 +65,11 @@ lock_reader(void *arg)
 	long *last = arg;
 
 	for (int i = 0; i < ROUNDS; i++) {
-		cow__rwlock_reader_t r;
 		long v;
 
-		cow__rwlock_read_lock(&lock, &r);
+		cow__rwlock_read_lock(&lock);
 		v = guarded;
-		cow__rwlock_read_unlock(&lock, &r);
+		cow__rwlock_read_unlock(&lock);
 		if (v < *last)
 			*last = -1; /* went backwards: broken */
 		else
