@@ -17,6 +17,9 @@
 static double stress_t0;
 /* The run executing now. Synchronization: atomic. */
 static _Atomic(struct stress_run *) stress_cur;
+/* Beaten by long loops over buffers (stress_beat); read by the stall
+ * watchdog. Synchronization: atomic (relaxed: only its movement counts). */
+_Atomic uint64_t stress_heartbeat;
 /* Serialises violation messages. */
 static pthread_mutex_t stress_print_lock = PTHREAD_MUTEX_INITIALIZER;
 

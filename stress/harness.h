@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cowstore/cowstore.h>
 
@@ -23,6 +24,11 @@
 #define STRESS_DEFAULT_SIZE 16384
 #define STRESS_MIN_SIZE 64
 #define STRESS_MAX_SIZE ((size_t)1 << 30)
+/* Upper bound of --seconds and --progress (about 115 days). */
+#define STRESS_MAX_SECONDS 1e7
+/* Seconds between progress lines when stderr is not a terminal. */
+#define STRESS_DEFAULT_PROGRESS 5.0
+#define STRESS_MIN_PROGRESS 0.1
 
 /* Freed memory is overwritten with this byte, so a copier that reads data
  * after it was freed copies junk and fails its content check. */
@@ -31,6 +37,10 @@
 #define STRESS_POISON_MIN 1024
 /* A round that makes no progress for this long is a deadlock. */
 #define STRESS_STALL_SECONDS 20.0
+/* Loops over buffer bytes or tensor elements beat the watchdog's
+ * heartbeat once per this many iterations (a power of two), so that a
+ * round over huge buffers (--size 1g) is not taken for a deadlock. */
+#define STRESS_BEAT_EVERY ((uint64_t)1 << 18)
 
 #if defined(__SANITIZE_THREAD__)
 #define STRESS_TSAN 1
@@ -56,6 +66,7 @@ struct stress_options {
 	size_t size;          /* bytes per buffer */
 	uint64_t seed;
 	const char *json;     /* NULL: no JSON report */
+	double progress;      /* seconds between progress lines (no tty) */
 	bool quiet;
 	bool seconds_given;
 	bool iterations_given;
@@ -112,6 +123,16 @@ struct stress_run {
 	bool ran;
 };
 
+/* ---- words ------------------------------------------------------------ */
+
+/* @one or @many, whichever goes with the count @n: "1 copy", "2 copies",
+ * "0 copies". */
+static inline const char *
+stress_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 /* ---- time, generators, perturbation ---------------------------------- */
 
 double stress_now(void);          /* monotonic seconds */
@@ -134,6 +155,19 @@ uint64_t stress_rng_below(struct stress_rng *r, uint64_t n);
 void stress_perturb(struct stress_rng *r);
 
 /* ---- rounds and teams ------------------------------------------------- */
+
+/* Counts the beats of every thread; only the stall watchdog reads it. */
+extern _Atomic uint64_t stress_heartbeat;
+
+/* Call with the iteration count of a long loop: beats the heartbeat once
+ * every STRESS_BEAT_EVERY iterations. */
+static inline void
+stress_beat(uint64_t iteration)
+{
+	if ((iteration & (STRESS_BEAT_EVERY - 1)) == 0)
+		atomic_fetch_add_explicit(&stress_heartbeat, 1,
+		    memory_order_relaxed);
+}
 
 /* Run scn->worker on run->threads threads and wait for them. */
 void stress_team_run(struct stress_run *run);
@@ -255,7 +289,9 @@ struct stress_totals {
 void stress_report_text(const struct stress_options *opt,
     struct stress_run *runs, unsigned nruns,
     const struct stress_totals *tot);
-bool stress_report_json(const struct stress_options *opt,
+/* Write the JSON report to @f (opened before the run, so that a path that
+ * cannot be written is refused before the run); false if a write failed. */
+bool stress_report_json(FILE *f, const struct stress_options *opt,
     struct stress_run *runs, unsigned nruns,
     const struct stress_totals *tot);
 void stress_report_header(const struct stress_options *opt);

@@ -28,14 +28,18 @@ stress_usage(FILE *f)
 	    " (default %.0f)\n"
 	    "  --iterations N    rounds per scenario (no time limit unless"
 	    " --seconds)\n"
-	    "  --size BYTES      bytes per buffer, suffix k or m allowed"
+	    "  --size BYTES      bytes per buffer, suffix k, m or g allowed"
 	    " (default %d)\n"
 	    "  --seed N          seed (decimal or 0x hex; default: random,"
 	    " printed)\n"
 	    "  --json FILE       also write the report as JSON\n"
+	    "  --progress S      seconds between progress lines when stderr"
+	    " is not a\n"
+	    "                    terminal (default %.0f)\n"
 	    "  --quiet           no progress; the report is one line\n"
 	    "  --help            this text\n\n"
-	    "scenarios:\n", STRESS_DEFAULT_SECONDS, STRESS_DEFAULT_SIZE);
+	    "scenarios:\n", STRESS_DEFAULT_SECONDS, STRESS_DEFAULT_SIZE,
+	    STRESS_DEFAULT_PROGRESS);
 	for (unsigned i = 0; i < stress_nscenarios; i++)
 		fprintf(f, "  %-24s %s\n", stress_scenarios[i]->name,
 		    stress_scenarios[i]->summary);
@@ -82,14 +86,18 @@ stress_parse_size(const char *s, size_t *out)
 		mul = 1024, end++;
 	else if (*end == 'm' || *end == 'M')
 		mul = 1024 * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		mul = 1024 * 1024 * 1024, end++;
 	if (*end != '\0' || v > STRESS_MAX_SIZE / mul)
 		return false;
 	*out = (size_t)(v * mul);
 	return true;
 }
 
+/* A number of seconds in (@min, @max], or [@min, @max] with @min_incl. */
 static bool
-stress_parse_seconds(const char *s, double *out)
+stress_parse_seconds(const char *s, double min, bool min_incl, double max,
+    double *out)
 {
 	char *end;
 	double v;
@@ -98,7 +106,8 @@ stress_parse_seconds(const char *s, double *out)
 		return false;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno != 0 || *end != '\0' || !(v > 0) || v > 1e7)
+	if (errno != 0 || *end != '\0' || !(min_incl ? v >= min : v > min) ||
+	    !(v <= max))
 		return false;
 	*out = v;
 	return true;
@@ -160,6 +169,7 @@ stress_options_parse(int argc, char **argv, struct stress_options *opt)
 		opt->threads = STRESS_MAX_THREADS;
 	opt->size = STRESS_DEFAULT_SIZE;
 	opt->seed = stress_random_seed();
+	opt->progress = STRESS_DEFAULT_PROGRESS;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
@@ -189,6 +199,7 @@ stress_options_parse(int argc, char **argv, struct stress_options *opt)
 		    strcmp(name, "--iterations") != 0 &&
 		    strcmp(name, "--size") != 0 &&
 		    strcmp(name, "--seed") != 0 &&
+		    strcmp(name, "--progress") != 0 &&
 		    strcmp(name, "--json") != 0) {
 			fprintf(stderr, "cow_stress: unknown option '%s' "
 			    "(try --help)\n", arg);
@@ -215,9 +226,11 @@ stress_options_parse(int argc, char **argv, struct stress_options *opt)
 			}
 			opt->threads = (unsigned)v;
 		} else if (strcmp(name, "--seconds") == 0) {
-			if (!stress_parse_seconds(val, &opt->seconds)) {
+			if (!stress_parse_seconds(val, 0, false,
+			    STRESS_MAX_SECONDS, &opt->seconds)) {
 				fprintf(stderr, "cow_stress: --seconds %s: "
-				    "need a positive number\n", val);
+				    "need a number above 0 and at most %.0f\n",
+				    val, STRESS_MAX_SECONDS);
 				return 2;
 			}
 			opt->seconds_given = true;
@@ -233,8 +246,17 @@ stress_options_parse(int argc, char **argv, struct stress_options *opt)
 			if (!stress_parse_size(val, &opt->size) ||
 			    opt->size < STRESS_MIN_SIZE) {
 				fprintf(stderr, "cow_stress: --size %s: need "
-				    "%d bytes to 1 GiB\n", val,
-				    STRESS_MIN_SIZE);
+				    "%d bytes to 1 GiB, as a number of bytes "
+				    "with an optional suffix k, m or g (KiB, "
+				    "MiB, GiB)\n", val, STRESS_MIN_SIZE);
+				return 2;
+			}
+		} else if (strcmp(name, "--progress") == 0) {
+			if (!stress_parse_seconds(val, STRESS_MIN_PROGRESS,
+			    true, STRESS_MAX_SECONDS, &opt->progress)) {
+				fprintf(stderr, "cow_stress: --progress %s: "
+				    "need %.1f to %.0f seconds\n", val,
+				    STRESS_MIN_PROGRESS, STRESS_MAX_SECONDS);
 				return 2;
 			}
 		} else if (strcmp(name, "--seed") == 0) {

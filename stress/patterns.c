@@ -32,6 +32,7 @@ stress_pattern_fill(void *p, size_t n, uint64_t key)
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w = stress_pattern_word(key, i / 8);
 
+		stress_beat(i / 8);
 		for (unsigned k = 0; k < 8; k++)
 			b[i + k] = (uint8_t)(w >> (k * 8));
 	}
@@ -51,9 +52,12 @@ stress_write_marks(void *p, size_t n, uint64_t key, size_t mod, size_t rem,
     unsigned who)
 {
 	uint8_t *b = p;
+	uint64_t k = 0;
 
-	for (size_t i = rem; i < n; i += mod)
+	for (size_t i = rem; i < n; i += mod) {
+		stress_beat(k++);
 		b[i] = stress_mark(key, i, who);
+	}
 }
 
 size_t
@@ -66,6 +70,7 @@ stress_verify_marked(const void *p, size_t n, uint64_t key, size_t mod,
 		uint64_t w = stress_pattern_word(key, i / 8);
 		size_t end = i + 8 < n ? i + 8 : n;
 
+		stress_beat(i / 8);
 		for (size_t j = i; j < end; j++) {
 			uint8_t want = (uint8_t)(w >> ((j - i) * 8));
 
@@ -88,6 +93,7 @@ stress_checksum(const void *p, size_t n)
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 
+		stress_beat(i / 8);
 		memcpy(&w, b + i, 8);
 		h = stress_mix64(h ^ w);
 	}
@@ -101,8 +107,10 @@ stress_first_diff(const void *a, const void *b, size_t n)
 {
 	const uint8_t *x = a, *y = b;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		stress_beat(i);
 		if (x[i] != y[i])
 			return i;
+	}
 	return n;
 }

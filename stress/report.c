@@ -43,13 +43,17 @@ stress_report_header(const struct stress_options *opt)
 	printf("cow_stress: %s build (%s), library %s, allocator %s\n",
 	    stress_build_kind(), stress_compiler(), stress_variant,
 	    cow_allocator_name(cow_allocator_default()));
-	printf("cow_stress: seed 0x%016" PRIx64 ", %u threads on %u cores, "
-	    "%zu-byte buffers, %u scenarios", opt->seed, opt->threads,
-	    stress_cores(), opt->size, n);
+	printf("cow_stress: seed 0x%016" PRIx64 ", %u %s on %u %s, "
+	    "%zu-byte buffers, %u %s", opt->seed, opt->threads,
+	    stress_plural(opt->threads, "thread", "threads"), stress_cores(),
+	    stress_plural(stress_cores(), "core", "cores"), opt->size, n,
+	    stress_plural(n, "scenario", "scenarios"));
 	if (opt->seconds > 0)
-		printf(", %.1f s each", opt->seconds / n);
+		printf(", %.1f s%s", opt->seconds / n, n == 1 ? "" : " each");
 	if (opt->iterations > 0)
-		printf(", at most %" PRIu64 " rounds each", opt->iterations);
+		printf(", at most %" PRIu64 " %s%s", opt->iterations,
+		    stress_plural(opt->iterations, "round", "rounds"),
+		    n == 1 ? "" : " each");
 	printf("\n");
 	fflush(stdout);
 }
@@ -97,17 +101,22 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 	if (opt->quiet) {
 		for (unsigned i = 0; i < nruns; i++)
 			checks += atomic_load(&runs[i].checks);
-		printf("cow_stress: %s: %u scenarios, %" PRIu64
-		    " invariants checked, %" PRIu64 " violations, %" PRIu64
-		    " bytes leaked (seed 0x%016" PRIx64 ", %s build)\n",
-		    stress_passed(tot) ? "PASS" : "FAIL", nruns, checks,
-		    tot->violations, leaked, opt->seed, stress_build_kind());
+		printf("cow_stress: %s: %u %s, %" PRIu64 " %s checked, %"
+		    PRIu64 " %s, %" PRIu64 " %s leaked (seed 0x%016" PRIx64
+		    ", %s build)\n", stress_passed(tot) ? "PASS" : "FAIL",
+		    nruns, stress_plural(nruns, "scenario", "scenarios"),
+		    checks, stress_plural(checks, "invariant", "invariants"),
+		    tot->violations, stress_plural(tot->violations,
+		    "violation", "violations"), leaked,
+		    stress_plural(leaked, "byte", "bytes"), opt->seed,
+		    stress_build_kind());
 		return;
 	}
 	printf("\ncow_stress report (%s build, library %s, seed 0x%016" PRIx64
-	    ", %u threads on %u cores, %zu-byte buffers)\n\n",
+	    ", %u %s on %u %s, %zu-byte buffers)\n\n",
 	    stress_build_kind(), stress_variant, opt->seed, opt->threads,
-	    stress_cores(), opt->size);
+	    stress_plural(opt->threads, "thread", "threads"), stress_cores(),
+	    stress_plural(stress_cores(), "core", "cores"), opt->size);
 	printf("%-23s %8s %11s %10s %12s %10s %10s %9s %13s %10s %7s\n",
 	    "scenario", "rounds", "operations", "ops/s", "invariants",
 	    "violations", "lazyclones", "copies", "bytes copied", "steals",
@@ -158,19 +167,29 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 			    stress_scenarios[i]->name);
 	}
 	printf("\nallocator live bytes at the end: default allocator (%s) %"
-	    PRIu64 " bytes in %" PRIu64 " blocks; harness allocator %" PRIu64
-	    " bytes in %" PRIu64 " blocks%s; external buffers %" PRIu64
-	    " bytes in %" PRIu64 " buffers\n",
+	    PRIu64 " %s in %" PRIu64 " %s; harness allocator %" PRIu64
+	    " %s in %" PRIu64 " %s%s; external buffers %" PRIu64
+	    " %s in %" PRIu64 " %s\n",
 	    cow_allocator_name(cow_allocator_default()),
-	    tot->default_live_bytes, tot->default_live_allocs,
-	    tot->stress_live_bytes, tot->stress_live_allocs,
+	    tot->default_live_bytes,
+	    stress_plural(tot->default_live_bytes, "byte", "bytes"),
+	    tot->default_live_allocs,
+	    stress_plural(tot->default_live_allocs, "block", "blocks"),
+	    tot->stress_live_bytes,
+	    stress_plural(tot->stress_live_bytes, "byte", "bytes"),
+	    tot->stress_live_allocs,
+	    stress_plural(tot->stress_live_allocs, "block", "blocks"),
 	    tot->stress_destroyed ? " (handle destroyed)" :
 	    " (handle still busy)", tot->ext_live_bytes,
-	    tot->ext_live_buffers);
-	printf("result: %s: %" PRIu64 " violations, %" PRIu64
-	    " bytes leaked, %" PRIu64 " invariants checked in %.1f s\n",
-	    stress_passed(tot) ? "PASS" : "FAIL", tot->violations, leaked,
-	    checks, tot->elapsed);
+	    stress_plural(tot->ext_live_bytes, "byte", "bytes"),
+	    tot->ext_live_buffers,
+	    stress_plural(tot->ext_live_buffers, "buffer", "buffers"));
+	printf("result: %s: %" PRIu64 " %s, %" PRIu64 " %s leaked, %" PRIu64
+	    " %s checked in %.1f s\n", stress_passed(tot) ? "PASS" : "FAIL",
+	    tot->violations, stress_plural(tot->violations, "violation",
+	    "violations"), leaked, stress_plural(leaked, "byte", "bytes"),
+	    checks, stress_plural(checks, "invariant", "invariants"),
+	    tot->elapsed);
 	for (unsigned i = 0; i < nruns; i++) {
 		char replay[256];
 
@@ -184,15 +203,9 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 }
 
 bool
-stress_report_json(const struct stress_options *opt, struct stress_run *runs,
-    unsigned nruns, const struct stress_totals *tot)
+stress_report_json(FILE *f, const struct stress_options *opt,
+    struct stress_run *runs, unsigned nruns, const struct stress_totals *tot)
 {
-	FILE *f = fopen(opt->json, "w");
-
-	if (f == NULL) {
-		perror(opt->json);
-		return false;
-	}
 	fprintf(f, "{\n  \"tool\": \"cow_stress\",\n  \"build\": \"%s\",\n"
 	    "  \"library\": \"%s\",\n  \"allocator\": \"%s\",\n"
 	    "  \"seed\": \"0x%016" PRIx64 "\",\n  \"threads\": %u,\n"
@@ -237,5 +250,5 @@ stress_report_json(const struct stress_options *opt, struct stress_run *runs,
 	    tot->ext_live_bytes, tot->default_live_allocs,
 	    tot->stress_live_allocs, tot->ext_live_buffers, tot->elapsed,
 	    stress_passed(tot) ? "pass" : "fail");
-	return fclose(f) == 0;
+	return fflush(f) == 0 && !ferror(f);
 }

@@ -56,7 +56,7 @@ cs_release_source(struct stress_run *run, struct cs_state *st)
 	st->src = NULL;
 	if (st->external)
 		stress_check(run, atomic_load(&st->ext.calls) == 1,
-		    "source freed %u times (expected once)",
+		    "deleter calls for the source: %u (expected 1)",
 		    atomic_load(&st->ext.calls));
 }
 
@@ -67,9 +67,11 @@ cs_teardown(struct stress_run *run)
 
 	cs_release_source(run, st);
 	snprintf(run->note, sizeof run->note,
-	    "%" PRIu64 " sources; up to %" PRIu64 " storages sharing one; %"
-	    PRIu64 " sole-holder writes stole", st->sources, st->max_shares,
-	    st->src_steals);
+	    "%" PRIu64 " %s; up to %" PRIu64 " %s sharing one; %" PRIu64
+	    " sole-holder %s", st->sources, stress_plural(st->sources,
+	    "source", "sources"), st->max_shares, stress_plural(st->max_shares,
+	    "storage", "storages"), st->src_steals,
+	    stress_plural(st->src_steals, "write stole", "writes stole"));
 	free(st);
 	run->state = NULL;
 }
@@ -108,7 +110,7 @@ cs_check_count(struct stress_run *run, struct cs_state *st)
 	size_t shares = cow_storage_share_count(st->src);
 
 	if (!stress_check(run, shares == held + 1,
-	    "share count %zu with %" PRIu64 " clones held (expected %" PRIu64
+	    "share count %zu with clones held %" PRIu64 " (expected %" PRIu64
 	    "): a reference count update was lost", shares, held, held + 1))
 		atomic_store(&run->abandon, true);
 	if (shares > st->max_shares)
@@ -135,7 +137,7 @@ cs_end_round(struct stress_run *run, struct cs_state *st,
 	    "source share count %zu after every clone left (expected 1)",
 	    cow_storage_share_count(st->src));
 	stress_check(run, stress_default_live_allocs() == want,
-	    "%" PRIu64 " allocations live after the storm (expected %" PRIu64
+	    "live allocations after the storm: %" PRIu64 " (expected %" PRIu64
 	    ": the source and its context)", stress_default_live_allocs(),
 	    want);
 	if (stress_rng_below(rng, 4) != 0 || !cow_storage_is_cow(st->src))
@@ -149,8 +151,8 @@ cs_end_round(struct stress_run *run, struct cs_state *st,
 	stress_check(run, p == d &&
 	    after.materialize_steals - before.materialize_steals == 1 &&
 	    after.materialize_copies == before.materialize_copies,
-	    "sole-holder write: %" PRIu64 " steals, %" PRIu64 " copies, "
-	    "allocation %s (expected a steal in place)",
+	    "sole-holder write: steals %" PRIu64 ", copies %" PRIu64 ", "
+	    "allocation %s (expected one steal in place)",
 	    after.materialize_steals - before.materialize_steals,
 	    after.materialize_copies - before.materialize_copies,
 	    p == d ? "kept" : "moved");

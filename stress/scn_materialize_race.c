@@ -48,9 +48,12 @@ mr_teardown(struct stress_run *run)
 	struct mr_state *st = run->state;
 
 	snprintf(run->note, sizeof run->note,
-	    "%" PRIu64 " contexts of %u peers: %" PRIu64 " steals, %" PRIu64
-	    " copies (1 and %u per context)", st->contexts, run->threads,
-	    st->steals, st->copies, run->threads - 1);
+	    "%" PRIu64 " %s of %u %s: %" PRIu64 " %s, %" PRIu64 " %s (1 and "
+	    "%u per context)", st->contexts, stress_plural(st->contexts,
+	    "context", "contexts"), run->threads, stress_plural(run->threads,
+	    "peer", "peers"), st->steals, stress_plural(st->steals, "steal",
+	    "steals"), st->copies, stress_plural(st->copies, "copy",
+	    "copies"), run->threads - 1);
 	free(st);
 	run->state = NULL;
 }
@@ -115,25 +118,26 @@ mr_end_round(struct stress_run *run, struct mr_state *st)
 				distinct = 0;
 	}
 	stress_check(run, stole == 1,
-	    "%u peers hold the original allocation (expected exactly 1)",
+	    "peers holding the original allocation: %u (expected 1)",
 	    stole);
 	stress_check(run, distinct, "two peers share one allocation");
 	stress_check(run,
 	    after.materialize_steals - st->before.materialize_steals == 1,
-	    "context made %" PRIu64 " steals (expected 1)",
+	    "steals by the context: %" PRIu64 " (expected 1)",
 	    after.materialize_steals - st->before.materialize_steals);
 	stress_check(run,
 	    after.materialize_copies - st->before.materialize_copies == n - 1,
-	    "context made %" PRIu64 " copies (expected %u)",
+	    "copies by the context: %" PRIu64 " (expected %u)",
 	    after.materialize_copies - st->before.materialize_copies, n - 1);
 	stress_check(run, after.bytes_copied - st->before.bytes_copied ==
 	    (uint64_t)(n - 1) * run->opt->size,
-	    "context copied %" PRIu64 " bytes (expected %" PRIu64 ")",
+	    "bytes copied by the context: %" PRIu64 " (expected %" PRIu64 ")",
 	    after.bytes_copied - st->before.bytes_copied,
 	    (uint64_t)(n - 1) * run->opt->size);
 	if (st->external)
 		stress_check(run, atomic_load(&st->ext.calls) == 0,
-		    "original freed %u times while the stealer still holds it",
+		    "deleter calls for the original while the stealer still "
+		    "holds it: %u (expected 0)",
 		    atomic_load(&st->ext.calls));
 	st->contexts++;
 	st->steals += after.materialize_steals - st->before.materialize_steals;
@@ -144,11 +148,11 @@ mr_end_round(struct stress_run *run, struct mr_state *st)
 		cow_storage_release(st->peer[i]);
 	if (st->external)
 		stress_check(run, atomic_load(&st->ext.calls) == 1,
-		    "original freed %u times (expected once)",
+		    "deleter calls for the original: %u (expected 1)",
 		    atomic_load(&st->ext.calls));
 	stress_check(run, stress_default_live_allocs() == st->base_allocs,
-	    "%" PRIu64 " allocations live after releasing every peer "
-	    "(expected %" PRIu64 ")", stress_default_live_allocs(),
+	    "live allocations after releasing every peer: %" PRIu64
+	    " (expected %" PRIu64 ")", stress_default_live_allocs(),
 	    st->base_allocs);
 }
 

@@ -66,9 +66,11 @@ rvm_teardown(struct stress_run *run)
 	struct rvm_state *st = run->state;
 
 	snprintf(run->note, sizeof run->note,
-	    "%u pairs; materialiser decisions under a moving count: %" PRIu64
-	    " copies, %" PRIu64 " steals", st->npairs, st->copies,
-	    st->steals);
+	    "%u %s; materialiser decisions under a moving count: %" PRIu64
+	    " %s, %" PRIu64 " %s", st->npairs, stress_plural(st->npairs,
+	    "pair", "pairs"), st->copies, stress_plural(st->copies, "copy",
+	    "copies"), st->steals, stress_plural(st->steals, "steal",
+	    "steals"));
 	free(st);
 	run->state = NULL;
 }
@@ -142,18 +144,20 @@ rvm_end_round(struct stress_run *run, struct rvm_state *st)
 		if (pr->external)
 			stress_check(run, atomic_load(&pr->ext.calls) ==
 			    (s ? 0u : 1u),
-			    "pair %u: B %s, original freed %u times before B's "
-			    "release (expected %u)", p, s ? "stole" : "copied",
+			    "pair %u: B %s, deleter calls for the original "
+			    "before B's release: %u (expected %u)", p,
+			    s ? "stole" : "copied",
 			    atomic_load(&pr->ext.calls), s ? 0u : 1u);
 	}
 	stress_check(run,
 	    after.materialize_steals - st->before.materialize_steals == stole,
-	    "%" PRIu64 " steals counted, %u materialisers hold their original",
+	    "steals counted: %" PRIu64 ", materialisers holding their "
+	    "original: %u",
 	    after.materialize_steals - st->before.materialize_steals, stole);
 	stress_check(run,
 	    after.materialize_copies - st->before.materialize_copies ==
 	    st->npairs - stole,
-	    "%" PRIu64 " copies counted, expected %u",
+	    "copies counted: %" PRIu64 " (expected %u)",
 	    after.materialize_copies - st->before.materialize_copies,
 	    st->npairs - stole);
 	st->steals += stole;
@@ -166,12 +170,13 @@ rvm_end_round(struct stress_run *run, struct rvm_state *st)
 		cow_storage_release(pr->b_peer);
 		if (pr->external)
 			stress_check(run, atomic_load(&pr->ext.calls) == 1,
-			    "pair %u: original freed %u times (expected once)",
+			    "pair %u: deleter calls for the original: %u "
+			    "(expected 1)",
 			    p, atomic_load(&pr->ext.calls));
 	}
 	stress_check(run, stress_default_live_allocs() == st->base_allocs,
-	    "%" PRIu64 " allocations live after the round (expected %" PRIu64
-	    ")", stress_default_live_allocs(), st->base_allocs);
+	    "live allocations after the round: %" PRIu64 " (expected %"
+	    PRIu64 ")", stress_default_live_allocs(), st->base_allocs);
 }
 
 static void

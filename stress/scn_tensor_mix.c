@@ -135,6 +135,7 @@ tm_view_numel(const struct tm_view *v)
 		int64_t n_ = tm_view_numel(v);                              \
 		for (int64_t k_ = 0; k_ < n_; k_++) {                       \
 			int64_t pos = (v)->offset;                          \
+			stress_beat((uint64_t)k_);                          \
 			for (int d_ = 0; d_ < (v)->ndim; d_++)              \
 				pos += idx_[d_] * (v)->strides[d_];         \
 			body;                                               \
@@ -317,7 +318,7 @@ tm_verify(struct stress_run *run, const cow_tensor_t *t,
 		int64_t i = 0;
 
 		while (i < r->numel && got[i] == r->v[i])
-			i++;
+			stress_beat((uint64_t)i++);
 		stress_check(run, false, "%s: checksum of a %s tensor differs "
 		    "from its reference: element %" PRId64 " is %" PRId64
 		    ", expected %" PRId64, when,
@@ -384,6 +385,7 @@ tm_item_new(struct stress_run *run, struct tm_state *st,
 	for (int64_t i = 0; i < it->ref.numel; i++) {
 		int64_t x = (int64_t)stress_rng_below(rng, 1000);
 
+		stress_beat((uint64_t)i);
 		it->ref.v[i] = x;
 		if (dt == COW_DTYPE_INT32) {
 			int32_t y = (int32_t)x;
@@ -546,8 +548,10 @@ tm_read(struct stress_run *run, struct tm_state *st, struct tm_item *it)
 	    "an out-of-place op changed its input's data or COW state");
 	if (!tm_ref_init(&twice, it->ref.ndim, it->ref.sizes))
 		abort();
-	for (int64_t i = 0; i < it->ref.numel; i++)
+	for (int64_t i = 0; i < it->ref.numel; i++) {
+		stress_beat((uint64_t)i);
 		twice.v[i] = 2 * it->ref.v[i];
+	}
 	tm_verify(run, sum, &twice, "result of t + t");
 	tm_ref_fini(&twice);
 	cow_tensor_release(sum);
@@ -615,15 +619,24 @@ static void
 tm_teardown(struct stress_run *run)
 {
 	struct tm_state *st = run->state;
+	uint64_t handoff = atomic_load(&st->n_handoff);
+	uint64_t lazy = atomic_load(&st->n_lazy);
+	uint64_t view = atomic_load(&st->n_view);
+	uint64_t write = atomic_load(&st->n_write);
+	uint64_t read = atomic_load(&st->n_read);
+	uint64_t reshape = atomic_load(&st->n_reshape);
+	uint64_t clone = atomic_load(&st->n_clone);
 
 	snprintf(run->note, sizeof run->note,
-	    "%" PRIu64 " hand-offs; %" PRIu64 " lazy clones, %" PRIu64
-	    " views, %" PRIu64 " writes, %" PRIu64 " reads, %" PRIu64
-	    " reshapes, %" PRIu64 " eager clones",
-	    atomic_load(&st->n_handoff), atomic_load(&st->n_lazy),
-	    atomic_load(&st->n_view), atomic_load(&st->n_write),
-	    atomic_load(&st->n_read), atomic_load(&st->n_reshape),
-	    atomic_load(&st->n_clone));
+	    "%" PRIu64 " %s; %" PRIu64 " lazy %s, %" PRIu64 " %s, %" PRIu64
+	    " %s, %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64 " eager %s",
+	    handoff, stress_plural(handoff, "hand-off", "hand-offs"),
+	    lazy, stress_plural(lazy, "clone", "clones"),
+	    view, stress_plural(view, "view", "views"),
+	    write, stress_plural(write, "write", "writes"),
+	    read, stress_plural(read, "read", "reads"),
+	    reshape, stress_plural(reshape, "reshape", "reshapes"),
+	    clone, stress_plural(clone, "clone", "clones"));
 	stress_ring_free(st->ring);
 	free(st);
 	run->state = NULL;
@@ -675,11 +688,11 @@ tm_worker(struct stress_run *run, unsigned tid)
 	stress_barrier(run);
 	if (tid == 0) {
 		stress_check(run, atomic_load(&st->items) == 0,
-		    "%" PRId64 " items unaccounted for after the drain",
+		    "items unaccounted for after the drain: %" PRId64,
 		    atomic_load(&st->items));
 		stress_check(run, stress_default_live_allocs() ==
-		    st->base_allocs, "%" PRIu64 " allocations live after "
-		    "every tensor was released (expected %" PRIu64 ")",
+		    st->base_allocs, "live allocations after every tensor "
+		    "was released: %" PRIu64 " (expected %" PRIu64 ")",
 		    stress_default_live_allocs(), st->base_allocs);
 	}
 }

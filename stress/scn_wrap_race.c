@@ -49,9 +49,10 @@ wr_teardown(struct stress_run *run)
 	struct wr_state *st = run->state;
 
 	snprintf(run->note, sizeof run->note,
-	    "%" PRIu64 " install races of %u threads: %" PRIu64
-	    " contexts installed (1 per race)", st->races, run->threads,
-	    st->wraps);
+	    "%" PRIu64 " install %s of %u %s: %" PRIu64 " %s installed (1 "
+	    "per race)", st->races, stress_plural(st->races, "race", "races"),
+	    run->threads, stress_plural(run->threads, "thread", "threads"),
+	    st->wraps, stress_plural(st->wraps, "context", "contexts"));
 	free(st);
 	run->state = NULL;
 }
@@ -94,10 +95,10 @@ wr_check_race(struct stress_run *run, struct wr_state *st)
 
 	cow_stats_get(&after);
 	stress_check(run, after.ctx_wraps - st->before.ctx_wraps == 1,
-	    "%" PRIu64 " contexts installed by one race (expected 1)",
+	    "contexts installed by one race: %" PRIu64 " (expected 1)",
 	    after.ctx_wraps - st->before.ctx_wraps);
 	stress_check(run, after.lazy_clones - st->before.lazy_clones == n,
-	    "%" PRIu64 " lazy clones counted (expected %u)",
+	    "lazy clones counted: %" PRIu64 " (expected %u)",
 	    after.lazy_clones - st->before.lazy_clones, n);
 	stress_check(run, cow_storage_share_count(st->src) == n + 1,
 	    "share count %zu after %u clones (expected %u)",
@@ -110,7 +111,7 @@ wr_check_race(struct stress_run *run, struct wr_state *st)
 	live = stress_default_live_allocs();
 	want = st->base_allocs + st->src_allocs + 1 + n;
 	stress_check(run, live == want,
-	    "%" PRIu64 " allocations live after the race, expected %" PRIu64
+	    "live allocations after the race: %" PRIu64 ", expected %" PRIu64
 	    " (source, one context, %u clones): a losing context leaked or "
 	    "was freed twice", live, want, n);
 	st->races++;
@@ -165,11 +166,11 @@ wr_end_round(struct stress_run *run, struct wr_state *st)
 	cow_storage_release(st->src);
 	if (st->external)
 		stress_check(run, atomic_load(&st->ext.calls) == 1,
-		    "original freed %u times (expected once)",
+		    "deleter calls for the original: %u (expected 1)",
 		    atomic_load(&st->ext.calls));
 	stress_check(run, stress_default_live_allocs() == st->base_allocs,
-	    "%" PRIu64 " allocations live after the round (expected %" PRIu64
-	    ")", stress_default_live_allocs(), st->base_allocs);
+	    "live allocations after the round: %" PRIu64 " (expected %"
+	    PRIu64 ")", stress_default_live_allocs(), st->base_allocs);
 }
 
 static void

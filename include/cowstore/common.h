@@ -23,10 +23,6 @@ extern "C" {
 #define COW_API
 #endif
 
-#define COW_VERSION_MAJOR 0
-#define COW_VERSION_MINOR 1
-#define COW_VERSION_PATCH 0
-
 typedef enum cow_status {
 	COW_OK = 0,
 	COW_EINVAL = -1,     /* an argument is invalid (NULL, unknown flag, ...) */

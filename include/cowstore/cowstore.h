@@ -6,6 +6,9 @@
 #define COWSTORE_COWSTORE_H
 
 #include "common.h"
+/* Generated into the build tree (from version.h.in), so not beside this
+ * header until installed: found through the include path. */
+#include <cowstore/version.h>
 #include "alloc.h"
 #include "storage.h"
 #include "stats.h"

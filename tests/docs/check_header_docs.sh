@@ -2,9 +2,10 @@
 # check_header_docs.sh - every public function of the cowstore headers states
 # its ownership, thread-safety and errors.
 #
-# Usage: check_header_docs.sh [INCLUDE_DIR]
-#   INCLUDE_DIR  the directory of the public headers (default: include/cowstore
-#                of the repository that holds this script)
+# Usage: check_header_docs.sh [INCLUDE_DIR ...]
+#   INCLUDE_DIR  a directory of public headers (default: include/cowstore of
+#                the repository that holds this script). Give several to
+#                check headers generated into a build tree too (version.h).
 #
 # For each INCLUDE_DIR/*.h, every declaration that starts with COW_API must be
 # preceded by a doc comment (/** ... */). One comment may cover several
@@ -23,23 +24,24 @@ set -euo pipefail
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$script_dir/../.." && pwd)
 
-if [ $# -gt 1 ]; then
-	echo "usage: $0 [INCLUDE_DIR]" >&2
-	exit 2
+if [ $# -eq 0 ]; then
+	set -- "$repo_root/include/cowstore"
 fi
-include_dir=${1:-$repo_root/include/cowstore}
-if [ ! -d "$include_dir" ]; then
-	echo "check_header_docs: $include_dir is not a directory" >&2
-	exit 2
-fi
-
-shopt -s nullglob
-headers=("$include_dir"/*.h)
-shopt -u nullglob
-if [ ${#headers[@]} -eq 0 ]; then
-	echo "check_header_docs: no headers in $include_dir" >&2
-	exit 2
-fi
+headers=()
+for include_dir in "$@"; do
+	if [ ! -d "$include_dir" ]; then
+		echo "check_header_docs: $include_dir is not a directory" >&2
+		exit 2
+	fi
+	shopt -s nullglob
+	found=("$include_dir"/*.h)
+	shopt -u nullglob
+	if [ ${#found[@]} -eq 0 ]; then
+		echo "check_header_docs: no headers in $include_dir" >&2
+		exit 2
+	fi
+	headers+=("${found[@]}")
+done
 
 # POSIX awk (mawk and gawk both run it).
 awk '
