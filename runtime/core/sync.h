@@ -11,6 +11,13 @@
  *
  * Fault switches (COW_FAULT_*) break the protocol on purpose for the stress
  * harness's negative controls; they are never defined in release builds.
+ *
+ * Interleaving checker (tests/interleave/, docs/interleave.md): every
+ * primitive below starts with COW__SCHED(op, addr), a scheduling point in
+ * COW_SCHED builds (debug + ASan only; core/sync_sched.h, which also
+ * replaces the lock by the scheduler's model of it) and nothing otherwise:
+ * the cost test cost.sync_hooks_compile_to_nothing checks that sync.h then
+ * compiles to the same instructions as with the COW__SCHED lines blanked.
  */
 #ifndef COW_CORE_SYNC_H
 #define COW_CORE_SYNC_H
@@ -47,6 +54,14 @@
 #define COW__TSAN_MUTEX(call) ((void)0)
 #endif
 
+#if defined(COW_SCHED)
+#include "core/sync_sched.h"
+#else
+#define COW__SCHED(op, addr) ((void)0)
+/* A fault switch's window: lets other threads run in the middle of it. */
+#define COW__FAULT_YIELD() sched_yield()
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Refcounts (urcu ref.h semantics: get aborts on overflow or on a dead
  * object, put reports the drop to zero).                              */
@@ -64,8 +79,10 @@ cow__ref_init(cow__refcount_t *ref, unsigned value)
 static inline unsigned
 cow__ref_load(const cow__refcount_t *ref)
 {
-	unsigned v = ck_pr_load_uint(&ref->value);
+	unsigned v;
 
+	COW__SCHED(COW__SCHED_REF_LOAD, ref);
+	v = ck_pr_load_uint(&ref->value);
 	/* Pairs with the release in cow__ref_sub: a reader that sees a count
 	 * drop also sees what the droppers did before dropping. */
 	ck_pr_fence_acquire();
@@ -76,14 +93,16 @@ cow__ref_load(const cow__refcount_t *ref)
 static inline void
 cow__ref_get(cow__refcount_t *ref)
 {
+	unsigned old;
+
+	COW__SCHED(COW__SCHED_REF_GET, ref);
 #ifdef COW_FAULT_NONATOMIC_INCREMENT
 	/* Negative control (d): a lost-update increment. */
-	unsigned *p = &ref->value;
-	unsigned old = *(volatile unsigned *)p;
-	sched_yield();
-	*(volatile unsigned *)p = old + 1;
+	old = *(volatile unsigned *)&ref->value;
+	COW__FAULT_YIELD();
+	*(volatile unsigned *)&ref->value = old + 1;
 #else
-	unsigned old = ck_pr_faa_uint(&ref->value, 1);
+	old = ck_pr_faa_uint(&ref->value, 1);
 #endif
 	if (old == 0 || old == UINT_MAX)
 		cow__die("refcount get on a dead or saturated object");
@@ -96,6 +115,7 @@ cow__ref_sub(cow__refcount_t *ref)
 {
 	unsigned old;
 
+	COW__SCHED(COW__SCHED_REF_SUB, ref);
 	/* Release: everything this thread did with the object happens before
 	 * the thread that drops the count to zero frees or steals it. */
 	COW__TSAN_RELEASE(ref);
@@ -124,8 +144,10 @@ cow__ref_put(cow__refcount_t *ref)
 static inline void *
 cow__ptr_load(const void *slot)
 {
-	void *p = ck_pr_md_load_ptr(slot);
+	void *p;
 
+	COW__SCHED(COW__SCHED_PTR_LOAD, slot);
+	p = ck_pr_md_load_ptr(slot);
 	/* Acquire: the pointee was initialised before it was published. */
 	ck_pr_fence_acquire();
 	COW__TSAN_ACQUIRE(slot);
@@ -135,6 +157,7 @@ cow__ptr_load(const void *slot)
 static inline void
 cow__ptr_store(void *slot, void *value)
 {
+	COW__SCHED(COW__SCHED_PTR_STORE, slot);
 	COW__TSAN_RELEASE(slot);
 	/* Release: initialise the pointee before others can see it. */
 	ck_pr_fence_release();
@@ -148,6 +171,7 @@ cow__ptr_install(void *slot, void *value)
 {
 	void *seen;
 
+	COW__SCHED(COW__SCHED_PTR_INSTALL, slot);
 	COW__TSAN_RELEASE(slot);
 	ck_pr_fence_release();
 	if (ck_pr_cas_ptr_value(slot, NULL, value, &seen))
@@ -163,30 +187,35 @@ cow__ptr_install(void *slot, void *value)
 static inline void
 cow__counter_add(uint64_t *counter, uint64_t n)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	ck_pr_add_64(counter, n);
 }
 
 static inline uint64_t
 cow__counter_load(const uint64_t *counter)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	return ck_pr_load_64(counter);
 }
 
 static inline void
 cow__counter_store(uint64_t *counter, uint64_t v)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	ck_pr_store_64(counter, v);
 }
 
 static inline uint64_t
 cow__counter_fetch_add(uint64_t *counter, uint64_t n)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	return ck_pr_faa_64(counter, n);
 }
 
 static inline bool
 cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	return ck_pr_cas_64(counter, old, new_value);
 }
 
@@ -199,6 +228,7 @@ cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 static inline void
 cow__counter_add_local(uint64_t *counter, uint64_t n)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
 	    __ATOMIC_RELEASE);
 }
@@ -206,12 +236,14 @@ cow__counter_add_local(uint64_t *counter, uint64_t n)
 static inline uint64_t
 cow__counter_load_local(const uint64_t *counter)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
 }
 
 static inline void
 cow__counter_store_local(uint64_t *counter, uint64_t v)
 {
+	COW__SCHED(COW__SCHED_COUNTER, counter);
 	__atomic_store_n(counter, v, __ATOMIC_RELAXED);
 }
 
@@ -252,7 +284,9 @@ cow__backoff(unsigned *spins)
 		sched_yield();
 }
 
-#if defined(COW_LOCK_PTHREAD)
+#if defined(COW_SCHED)
+/* The lock is the scheduler's model of ck_rwlock (core/sync_sched.h). */
+#elif defined(COW_LOCK_PTHREAD)
 #include <pthread.h>
 #define COW_LOCK_NAME "pthread_rwlock"
 typedef struct cow__rwlock {
@@ -386,7 +420,9 @@ cow__rwlock_write_unlock(cow__rwlock_t *l)
  * decrements the shares, and the caller has seen every such decrement.
  * The other locks take the exclusive lock and drop it.
  */
-#if defined(COW_LOCK_PTHREAD) || defined(COW_LOCK_PFLOCK)
+#if defined(COW_SCHED)
+/* core/sync_sched.h models it. */
+#elif defined(COW_LOCK_PTHREAD) || defined(COW_LOCK_PFLOCK)
 static inline void
 cow__rwlock_wait_readers(cow__rwlock_t *l)
 {

@@ -14,9 +14,12 @@
 #include "core/stats.h"
 #include "storage/cow_ctx.h"
 
+/* A fault's window: sched_yield, or a scheduling point of the interleaving
+ * checker (COW__FAULT_YIELD, core/sync.h). */
 #if defined(COW_FAULT_DECREMENT_BEFORE_LOCK) || \
-    defined(COW_FAULT_STEAL_WITHOUT_WAIT)
-#define COW_FAULT_WINDOW() sched_yield()
+    defined(COW_FAULT_STEAL_WITHOUT_WAIT) || \
+    defined(COW_FAULT_TOUCH_AFTER_UNLOCK)
+#define COW_FAULT_WINDOW() COW__FAULT_YIELD()
 #else
 #define COW_FAULT_WINDOW() ((void)0)
 #endif
@@ -129,14 +132,27 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 		 * reference at any moment: touch nothing of it. */
 		cow__rwlock_read_unlock(&ctx->lock);
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
+#ifdef COW_FAULT_TOUCH_AFTER_UNLOCK
+		/* Negative control (e): read the context after the unlock
+		 * (the ck_brlock pattern): the last reference may have freed
+		 * it. */
+		COW_FAULT_WINDOW();
+		cow__stat_add(COW__STAT_BYTES_COPIED, ctx->buf.nbytes);
+#else
 		cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes);
+#endif
 		*out = copy;
 		return COW_OK;
 	}
 
 	/* [LAST] The others left while we allocated: steal instead, and give
 	 * the unused copy back. */
+#ifndef COW_FAULT_LAST_KEEPS_READ_LOCK
 	cow__rwlock_read_unlock(&ctx->lock);
+#else
+	/* Negative control (f), interleaving checker only: the wait of the
+	 * steal then waits for our own shared hold forever. */
+#endif
 	cow__buffer_free(&copy);
 	cow_ctx_steal(ctx, out);
 	return COW_OK;

@@ -1,0 +1,120 @@
+/*
+ * sync_sched.h - the interleaving checker's side of sync.h, included by it
+ * in COW_SCHED builds only (tests/interleave/, docs/interleave.md).
+ *
+ * Every primitive of sync.h starts with COW__SCHED(op, addr): here a call of
+ * cow__sched_point, which the checker defines (tests/interleave/sched.c). A
+ * test thread stops there until the scheduler lets it perform @op; one test
+ * thread runs at a time. The shared/exclusive lock is not ck's: it is the
+ * scheduler's model of the default lock (ck_rwlock's semantics: write
+ * biased, the exclusive side waits for the readers inside), so a thread
+ * that would wait for it is not runnable and a deadlock is reported instead
+ * of spinning. The lock's state lives in the lock object itself, so a lock
+ * operation on a freed context is an AddressSanitizer report.
+ *
+ * Never in an optimised or non-ASan build: the checker's verdict "no
+ * AddressSanitizer report" needs ASan, and optimised builds ship.
+ */
+#ifndef COW_CORE_SYNC_SCHED_H
+#define COW_CORE_SYNC_SCHED_H
+
+#if defined(__OPTIMIZE__)
+#error "COW_SCHED (the interleaving checker's build) is never optimised"
+#endif
+#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(__has_feature)
+#error "COW_SCHED needs AddressSanitizer"
+#elif !__has_feature(address_sanitizer)
+#error "COW_SCHED needs AddressSanitizer"
+#endif
+#endif
+#if defined(COW_LOCK_PTHREAD) || defined(COW_LOCK_PFLOCK)
+#error "COW_SCHED models the default lock (ck_rwlock) only"
+#endif
+
+/* What a thread is about to do at a scheduling point. */
+enum cow__sched_op {
+	COW__SCHED_REF_GET,
+	COW__SCHED_REF_SUB,
+	COW__SCHED_REF_LOAD,
+	COW__SCHED_PTR_LOAD,
+	COW__SCHED_PTR_STORE,
+	COW__SCHED_PTR_INSTALL,
+	/* cow__counter_*: a scheduling point only in scenarios where a
+	 * counter carries synchronisation (the warn-once claim); statistics
+	 * commute with everything a test thread does. */
+	COW__SCHED_COUNTER,
+	COW__SCHED_READ_LOCK,
+	COW__SCHED_READ_UNLOCK,
+	COW__SCHED_WRITE_LOCK,
+	COW__SCHED_WRITE_UNLOCK,
+	/* cow__rwlock_wait_readers: runnable once no reader is inside; it
+	 * claims nothing. */
+	COW__SCHED_WAIT_READERS,
+	COW__SCHED_LOCK_DESTROY,
+	/* Inside a fault switch's window (COW__FAULT_YIELD). */
+	COW__SCHED_WINDOW,
+	COW__SCHED_NOPS
+};
+
+/* Stop until the scheduler lets the calling thread perform @op on @addr;
+ * for the lock operations, perform them. A thread the checker does not
+ * run (set-up, tear-down) passes straight through. */
+void cow__sched_point(enum cow__sched_op op, const void *addr);
+
+#define COW__SCHED(op, addr) cow__sched_point((op), (addr))
+#define COW__FAULT_YIELD() COW__SCHED(COW__SCHED_WINDOW, NULL)
+
+/* The lock: state for the scheduler, which alone reads and writes it (one
+ * test thread runs at a time). */
+#define COW_LOCK_NAME "sched"
+typedef struct cow__rwlock {
+	unsigned writer;  /* 1 from the exclusive side's claim to its unlock */
+	unsigned readers; /* shared holders inside */
+} cow__rwlock_t;
+
+static inline void
+cow__rwlock_init(cow__rwlock_t *l)
+{
+	l->writer = 0;
+	l->readers = 0;
+}
+
+/* A scheduling point too: destroying a lock that is held is a violation. */
+static inline void
+cow__rwlock_destroy(cow__rwlock_t *l)
+{
+	COW__SCHED(COW__SCHED_LOCK_DESTROY, l);
+}
+
+static inline void
+cow__rwlock_read_lock(cow__rwlock_t *l)
+{
+	COW__SCHED(COW__SCHED_READ_LOCK, l);
+}
+
+static inline void
+cow__rwlock_read_unlock(cow__rwlock_t *l)
+{
+	COW__SCHED(COW__SCHED_READ_UNLOCK, l);
+}
+
+static inline void
+cow__rwlock_write_lock(cow__rwlock_t *l)
+{
+	COW__SCHED(COW__SCHED_WRITE_LOCK, l);
+}
+
+static inline void
+cow__rwlock_write_unlock(cow__rwlock_t *l)
+{
+	COW__SCHED(COW__SCHED_WRITE_UNLOCK, l);
+}
+
+static inline void
+cow__rwlock_wait_readers(cow__rwlock_t *l)
+{
+	COW__SCHED(COW__SCHED_WAIT_READERS, l);
+}
+
+#endif

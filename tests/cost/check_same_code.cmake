@@ -1,0 +1,38 @@
+# check_same_code.cmake - disassemble FUNCTIONS in objects A and B and
+# compare them instruction by instruction.
+#   cmake -DOBJDUMP=... -DA=... -DB=... -DFUNCTIONS=f|g -DEXPECT=same|different
+#         -P check_same_code.cmake
+# EXPECT=same: every function has the same instructions (and relocations)
+# in both. EXPECT=different: at least one differs (the negative control).
+cmake_policy(VERSION 3.25)
+foreach(side A B)
+  execute_process(COMMAND ${OBJDUMP} -dr --no-show-raw-insn ${${side}}
+    OUTPUT_VARIABLE dis_${side} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "objdump failed on ${${side}}")
+  endif()
+endforeach()
+string(REPLACE "|" ";" functions "${FUNCTIONS}")
+set(differ "")
+foreach(f ${functions})
+  foreach(side A B)
+    string(REGEX MATCH "<${f}>:\n([^\n]+\n)+" body_${side} "${dis_${side}}")
+    if(body_${side} STREQUAL "")
+      message(FATAL_ERROR "${f} not found in ${${side}}")
+    endif()
+  endforeach()
+  string(REGEX MATCHALL "\n" lines "${body_A}")
+  list(LENGTH lines n)
+  if(body_A STREQUAL body_B)
+    message("${f}: the same ${n} lines")
+  else()
+    list(APPEND differ ${f})
+    message("${f} differs:\n--- ${A}\n${body_A}--- ${B}\n${body_B}")
+  endif()
+endforeach()
+if(EXPECT STREQUAL "same" AND differ)
+  message(FATAL_ERROR "different code: ${differ}")
+elseif(EXPECT STREQUAL "different" AND NOT differ)
+  message(FATAL_ERROR "expected a difference (a leaked hook), found none")
+endif()
+message("ok: expected ${EXPECT}")

@@ -1,0 +1,69 @@
+/*
+ * Every primitive of runtime/core/sync.h, called from functions the cost
+ * test disassembles (check_same_code.cmake). Compiled with -O2 against
+ * sync.h as it is, against a copy with every COW__SCHED(...) line deleted,
+ * and (the negative control) against a copy whose COW__SCHED calls
+ * cow_cost_leak: the first two must compile to the same instructions, the
+ * control must not. So the interleaving checker's hooks cost nothing
+ * outside its own build (COW_SCHED), and the test would see a hook that
+ * leaked into a normal build.
+ */
+#include <stdint.h>
+
+/* Only the negative control's copy of sync.h calls it. */
+void cow_cost_leak(const void *addr);
+
+#include "core/sync.h"
+
+unsigned cow_cost_sync_ref(cow__refcount_t *r);
+void *cow_cost_sync_ptr(void **slot, void *v);
+uint64_t cow_cost_sync_counter(uint64_t *c);
+void cow_cost_sync_lock(cow__rwlock_t *l);
+
+unsigned
+cow_cost_sync_ref(cow__refcount_t *r)
+{
+	unsigned v;
+
+	cow__ref_init(r, 1);
+	cow__ref_get(r);
+	v = cow__ref_load(r);
+	v += cow__ref_sub(r);
+	return v + cow__ref_put(r);
+}
+
+void *
+cow_cost_sync_ptr(void **slot, void *v)
+{
+	void *p = cow__ptr_load(slot);
+
+	cow__ptr_store(slot, NULL);
+	return cow__ptr_install(slot, v) == v ? p : NULL;
+}
+
+uint64_t
+cow_cost_sync_counter(uint64_t *c)
+{
+	uint64_t v;
+
+	cow__counter_store(c, 1);
+	cow__counter_add(c, 2);
+	v = cow__counter_fetch_add(c, 3);
+	v += cow__counter_load(c);
+	cow__counter_add_local(c, 4);
+	cow__counter_store_local(c, v);
+	v += cow__counter_load_local(c);
+	return v + cow__counter_cas(c, v, 0);
+}
+
+void
+cow_cost_sync_lock(cow__rwlock_t *l)
+{
+	cow__rwlock_init(l);
+	cow__rwlock_read_lock(l);
+	cow__rwlock_read_unlock(l);
+	cow__rwlock_write_lock(l);
+	cow__rwlock_write_unlock(l);
+	cow__rwlock_wait_readers(l);
+	cow__rwlock_destroy(l);
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# measure.sh - the figures of docs/interleave.md: every scenario's search
+# (schedules per preemption count, time), the same with the statistics
+# counters as scheduling points, and every negative control against every
+# scenario (the search, stopping at the first violation) plus seeded
+# random searches; writes the lines of docs/interleave-reports/measure.txt.
+#
+#   tests/interleave/measure.sh > docs/interleave-reports/measure.txt
+#
+# Needs the asan build (cmake --preset asan && cmake --build --preset asan).
+# Takes about 10 minutes on 2 cores.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+dir=build/asan/tests/interleave
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if [ ! -x "$dir/cow_interleave_fault_f" ]; then
+	echo "not built: cmake --preset asan && cmake --build --preset asan" >&2
+	exit 2
+fi
+scenarios=(pair trio wrap chain shadow functional)
+bound() { case $1 in shadow | functional) echo 2 ;; *) echo 3 ;; esac; }
+
+echo "# Interleaving checker figures (tests/interleave/measure.sh)."
+echo "# Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- runtime alloc tests/interleave || echo ' plus local changes'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)."
+echo
+echo "## Searches of the correct build (cow_interleave SCENARIO --bound B)"
+for s in "${scenarios[@]}"; do
+	"$dir/cow_interleave" "$s" --bound "$(bound "$s")" 2>&1
+done
+for s in pair wrap; do
+	"$dir/cow_interleave" "$s" --bound 63 2>&1
+done
+for s in shadow functional; do
+	"$dir/cow_interleave" "$s" --random 20000 --seed 1 2>&1
+done
+echo
+echo "## The same with the statistics counters as scheduling points (--counters)"
+for s in pair trio wrap chain; do
+	"$dir/cow_interleave" "$s" --bound 3 --counters 2>&1
+done
+"$dir/cow_interleave" functional --bound 1 --counters 2>&1
+echo
+echo "## Negative controls: the search (bound 3; 2 for shadow, functional), per scenario"
+echo "# Each line: control, scenario, exit status | where found, or 'exhausted' | first failure"
+for x in a b c d e f; do
+	for s in "${scenarios[@]}"; do
+		out=$("$dir/cow_interleave_fault_$x" "$s" --bound "$(bound "$s")" 2>&1)
+		rc=$?
+		found=$(printf '%s\n' "$out" | grep -m1 -oE 'found in schedule [0-9]+ .*|explored [0-9]+ schedules .*exhausted' || true)
+		v=$(printf '%s\n' "$out" | grep -m1 -oE 'VIOLATION: .*' || true)
+		sum=$(printf '%s\n' "$out" | grep -m1 -oE 'SUMMARY: [A-Za-z]+Sanitizer: [a-z-]+ [^ ]+ in [^ ]+' | sed "s#$PWD/##" || true)
+		sched=$(printf '%s\n' "$out" | grep -m1 -oE 'interleave: schedule [^ ]+' | cut -d' ' -f3 || true)
+		echo "fault_$x $s rc=$rc | $found | $v ${sum:+| $sum} ${sched:+| $sched}"
+	done
+done
+echo
+echo "## Negative controls: seeded random schedules (the control's scenario), seeds 1-5"
+echo "# Each line: control, scenario, seed, random schedules until the first violation"
+for x in a b c d e f; do
+	s=pair
+	[ "$x" = d ] && s=wrap
+	for seed in 1 2 3 4 5; do
+		out=$("$dir/cow_interleave_fault_$x" "$s" --random 100000 --seed "$seed" 2>&1)
+		n=$(printf '%s\n' "$out" | grep -m1 -oE 'found in random schedule [0-9]+' | awk '{print $5}')
+		echo "fault_$x $s seed $seed: ${n:-NOT FOUND in 100000}"
+	done
+done

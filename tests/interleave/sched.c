@@ -1,0 +1,426 @@
+/*
+ * sched.c - the scheduler of the interleaving checker: scheduling points,
+ * the baton, the lock model, deadlock detection (see sched.h).
+ *
+ * The baton: each test thread sleeps on its own semaphore; the thread that
+ * holds the baton chooses the next one, posts its semaphore and waits on
+ * its own. Semaphores are full memory barriers, so what one thread wrote
+ * is visible to the next: the execution is sequentially consistent, one
+ * thread at a time. All the scheduler's state below is touched only by the
+ * baton holder (or by the main thread while no test thread runs).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sync.h"
+#include "sched.h"
+
+enum ilv_state {
+	ILV_STARTING, /* created, waiting for its first turn */
+	ILV_AT_POINT, /* running, or stopped at a scheduling point */
+	ILV_DONE
+};
+
+#define ILV_MAX_HELD 4
+
+struct ilv_thread {
+	pthread_t pt;
+	sem_t go;
+	int id;
+	enum ilv_state state;
+	enum cow__sched_op op; /* at a point: what it will do next */
+	const void *addr;
+	int phase;             /* exclusive lock: 0 claim, 1 wait for readers */
+	const void *held[ILV_MAX_HELD]; /* shared locks it holds */
+	int nheld;
+};
+
+static struct {
+	int n;
+	struct ilv_thread t[ILV_MAX_THREADS];
+	sem_t started;
+	sem_t finished;
+	void (*body)(void *, int);
+	void *arg;
+	const struct ilv_policy *policy;
+	uint64_t rng;
+	struct ilv_trace *trace;
+	bool active;
+	int last_decision; /* index of the decision that chose the runner */
+	unsigned steps;
+} S;
+
+static _Thread_local struct ilv_thread *ilv_me;
+
+struct ilv_trace *ilv_current_trace;
+
+static const char *const ilv_op_names[COW__SCHED_NOPS] = {
+	[COW__SCHED_REF_GET] = "refcount get",
+	[COW__SCHED_REF_SUB] = "refcount sub",
+	[COW__SCHED_REF_LOAD] = "refcount load",
+	[COW__SCHED_PTR_LOAD] = "pointer load",
+	[COW__SCHED_PTR_STORE] = "pointer store",
+	[COW__SCHED_PTR_INSTALL] = "pointer install",
+	[COW__SCHED_COUNTER] = "counter",
+	[COW__SCHED_READ_LOCK] = "shared lock",
+	[COW__SCHED_READ_UNLOCK] = "shared unlock",
+	[COW__SCHED_WRITE_LOCK] = "exclusive lock",
+	[COW__SCHED_WRITE_UNLOCK] = "exclusive unlock",
+	[COW__SCHED_WAIT_READERS] = "wait for readers",
+	[COW__SCHED_LOCK_DESTROY] = "lock destroy",
+	[COW__SCHED_WINDOW] = "fault window",
+};
+
+static cow__rwlock_t *
+ilv_lock(const void *addr)
+{
+	return (cow__rwlock_t *)(uintptr_t)addr;
+}
+
+static bool
+ilv_is_lock_op(enum cow__sched_op op)
+{
+	return op == COW__SCHED_READ_LOCK || op == COW__SCHED_READ_UNLOCK ||
+	    op == COW__SCHED_WRITE_LOCK || op == COW__SCHED_WRITE_UNLOCK ||
+	    op == COW__SCHED_WAIT_READERS || op == COW__SCHED_LOCK_DESTROY;
+}
+
+/* Can @t perform its next step now? Reads the lock it waits for: if that
+ * lock was freed, AddressSanitizer reports it here. */
+static bool
+ilv_runnable(const struct ilv_thread *t)
+{
+	if (t->state == ILV_DONE)
+		return false;
+	if (t->state == ILV_STARTING)
+		return true;
+	switch (t->op) {
+	case COW__SCHED_READ_LOCK:
+		/* Write bias: a claimed writer flag stops new readers. */
+		return ilv_lock(t->addr)->writer == 0;
+	case COW__SCHED_WRITE_LOCK:
+		if (t->phase == 0)
+			return ilv_lock(t->addr)->writer == 0;
+		return ilv_lock(t->addr)->readers == 0;
+	case COW__SCHED_WAIT_READERS:
+		return ilv_lock(t->addr)->readers == 0;
+	default:
+		return true;
+	}
+}
+
+static void
+ilv_describe_waits(char *buf, size_t size)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < S.n && used < size; i++) {
+		const struct ilv_thread *t = &S.t[i];
+
+		if (t->state == ILV_DONE)
+			continue;
+		used += (size_t)snprintf(buf + used, size - used,
+		    "%sthread %c waits in %s%s", used > 0 ? "; " : "",
+		    'a' + i, ilv_op_names[t->op],
+		    t->op == COW__SCHED_WRITE_LOCK ? (t->phase == 0 ?
+		    " (claim)" : " (for readers)") : "");
+	}
+}
+
+static uint64_t
+ilv_rand(void)
+{
+	/* xorshift64* */
+	S.rng ^= S.rng >> 12;
+	S.rng ^= S.rng << 25;
+	S.rng ^= S.rng >> 27;
+	return S.rng * 0x2545f4914f6cdd1dULL;
+}
+
+/* Choose who runs next; @cur is the baton holder's id, or -1 (the main
+ * thread starting the run). Returns -1 when nobody can run. */
+static int
+ilv_decide(int cur)
+{
+	const struct ilv_policy *p = S.policy;
+	struct ilv_trace *tr = S.trace;
+	struct ilv_decision *d;
+	unsigned mask = 0;
+	int k, choice;
+
+	for (int i = 0; i < S.n; i++)
+		if (ilv_runnable(&S.t[i]))
+			mask |= 1u << i;
+	if (mask == 0)
+		return -1;
+	S.last_decision = -1;
+	if ((mask & (mask - 1)) == 0)
+		return __builtin_ctz(mask); /* forced: not a decision */
+	k = tr->n;
+	S.last_decision = k;
+	if (k >= ILV_MAX_DECISIONS)
+		ilv_fail("more than %d decisions in one execution",
+		    ILV_MAX_DECISIONS);
+	d = &tr->d[k];
+	d->enabled = (uint8_t)mask;
+	d->current = (int8_t)(cur >= 0 && (mask >> cur & 1) ? cur : -1);
+	if (k < p->prefix_len) {
+		choice = p->prefix[k];
+		if (p->masks != NULL && p->masks[k] != mask)
+			ilv_unfit("nondeterministic execution: decision %d "
+			    "found runnable set %#x, earlier %#x", k, mask,
+			    p->masks[k]);
+		if (choice >= S.n || !(mask >> choice & 1))
+			ilv_unfit("decision %d chooses thread %c, runnable "
+			    "set %#x", k, 'a' + choice, mask);
+	} else if (p->random != 0) {
+		unsigned n = (unsigned)__builtin_popcount(mask);
+		unsigned pick = (unsigned)(ilv_rand() % n);
+
+		choice = 0;
+		for (unsigned m = mask;; m &= m - 1) {
+			choice = __builtin_ctz(m);
+			if (pick-- == 0)
+				break;
+		}
+	} else {
+		choice = ilv_default_choice(d);
+	}
+	d->chosen = (uint8_t)choice;
+	tr->n = k + 1;
+	return choice;
+}
+
+/* The baton holder @me (NULL: the main thread) lets the chosen thread run
+ * and, unless it is done, sleeps until it is chosen again. */
+static void
+ilv_switch(struct ilv_thread *me)
+{
+	int next = ilv_decide(me != NULL ? me->id : -1);
+
+	if (next < 0) {
+		char waits[256];
+
+		for (int i = 0; i < S.n; i++)
+			if (S.t[i].state != ILV_DONE)
+				goto deadlock;
+		sem_post(&S.finished);
+		return;
+deadlock:
+		ilv_describe_waits(waits, sizeof waits);
+		ilv_fail("deadlock: no thread can run (%s)", waits);
+	}
+	if (me != NULL && next == me->id)
+		return;
+	sem_post(&S.t[next].go);
+	if (me != NULL && me->state != ILV_DONE)
+		while (sem_wait(&me->go) != 0)
+			if (errno != EINTR)
+				ilv_fail("sem_wait: %s", strerror(errno));
+}
+
+/* --trace: one line per step of the thread that now runs. */
+static void
+ilv_trace_step(const struct ilv_thread *me, const char *what)
+{
+	char choice[64] = "";
+	int k = S.last_decision;
+
+	if (!S.policy->verbose)
+		return;
+	if (k >= 0) {
+		const struct ilv_decision *d = &S.trace->d[k];
+		int used = snprintf(choice, sizeof choice, "  [decision %d:",
+		    k);
+
+		for (int i = 0; i < S.n; i++)
+			if (d->enabled >> i & 1)
+				used += snprintf(choice + used,
+				    sizeof choice - (size_t)used, " %c",
+				    'a' + i);
+		snprintf(choice + used, sizeof choice - (size_t)used, "%s]",
+		    ilv_is_preemption(d, d->chosen) ? ", preemption" : "");
+	}
+	printf("step %4u  thread %c  %s%s\n", ++S.steps, 'a' + me->id, what,
+	    choice);
+}
+
+static int
+ilv_held_index(const struct ilv_thread *t, const void *lock)
+{
+	for (int i = 0; i < t->nheld; i++)
+		if (t->held[i] == lock)
+			return i;
+	return -1;
+}
+
+/* Perform a lock operation (the caller may perform it: it is runnable).
+ * @t is NULL for a thread outside the run. */
+static void
+ilv_lock_effect(struct ilv_thread *t, enum cow__sched_op op, const void *a)
+{
+	cow__rwlock_t *l = ilv_lock(a);
+	int h;
+
+	switch (op) {
+	case COW__SCHED_READ_LOCK:
+		if (t != NULL) {
+			ilv_check(ilv_held_index(t, a) < 0,
+			    "a thread takes a shared lock it already holds");
+			ilv_check(t->nheld < ILV_MAX_HELD,
+			    "a thread holds more than %d shared locks",
+			    ILV_MAX_HELD);
+			t->held[t->nheld++] = a;
+		}
+		l->readers++;
+		break;
+	case COW__SCHED_READ_UNLOCK:
+		ilv_check(l->readers > 0, "shared unlock of a lock nobody "
+		    "holds shared");
+		if (t != NULL) {
+			h = ilv_held_index(t, a);
+			ilv_check(h >= 0, "shared unlock by a thread that does "
+			    "not hold the lock");
+			t->held[h] = t->held[--t->nheld];
+		}
+		l->readers--;
+		break;
+	case COW__SCHED_WRITE_LOCK:
+		/* Phase 0 (the claim); phase 1 changes nothing. */
+		if (t == NULL || t->phase == 0)
+			l->writer = 1;
+		break;
+	case COW__SCHED_WRITE_UNLOCK:
+		ilv_check(l->writer != 0, "exclusive unlock of a lock nobody "
+		    "holds exclusively");
+		l->writer = 0;
+		break;
+	case COW__SCHED_LOCK_DESTROY:
+		ilv_check(l->writer == 0 && l->readers == 0, "a lock is "
+		    "destroyed while held (exclusive %u, shared %u): its "
+		    "holder will touch freed memory", l->writer, l->readers);
+		break;
+	default:
+		break;
+	}
+}
+
+/* A thread outside the run (the set-up and the checks): no stopping. */
+static void
+ilv_unmanaged(enum cow__sched_op op, const void *addr)
+{
+	cow__rwlock_t *l;
+
+	if (!ilv_is_lock_op(op))
+		return;
+	l = ilv_lock(addr);
+	if ((op == COW__SCHED_READ_LOCK && l->writer != 0) ||
+	    (op == COW__SCHED_WRITE_LOCK && (l->writer != 0 ||
+	    l->readers != 0)) ||
+	    (op == COW__SCHED_WAIT_READERS && l->readers != 0))
+		ilv_fail("the set-up or tear-down would wait for a lock");
+	ilv_lock_effect(NULL, op, addr);
+}
+
+void
+cow__sched_point(enum cow__sched_op op, const void *addr)
+{
+	struct ilv_thread *me = ilv_me;
+
+	if (me == NULL || !S.active) {
+		ilv_unmanaged(op, addr);
+		return;
+	}
+	if (op == COW__SCHED_COUNTER && !S.policy->counters)
+		return;
+	/* A lock operation reads the lock first, as ck's code would: on a
+	 * freed lock, AddressSanitizer reports it in this thread. */
+	if (ilv_is_lock_op(op))
+		(void)*(volatile unsigned *)&ilv_lock(addr)->writer;
+	me->op = op;
+	me->addr = addr;
+	me->phase = 0;
+	ilv_switch(me);
+	ilv_trace_step(me, op == COW__SCHED_WRITE_LOCK ?
+	    "exclusive lock (claim)" : ilv_op_names[op]);
+	ilv_lock_effect(me, op, addr);
+	if (op == COW__SCHED_WRITE_LOCK) {
+		/* Claimed: new readers now wait. Then wait for the readers
+		 * inside, at a scheduling point of its own. */
+		me->phase = 1;
+		ilv_switch(me);
+		ilv_trace_step(me, "exclusive lock (no reader inside)");
+	}
+}
+
+static void *
+ilv_thread_main(void *arg)
+{
+	struct ilv_thread *me = arg;
+
+	ilv_me = me;
+	sem_post(&S.started);
+	while (sem_wait(&me->go) != 0)
+		if (errno != EINTR)
+			ilv_fail("sem_wait: %s", strerror(errno));
+	me->state = ILV_AT_POINT;
+	me->op = COW__SCHED_NOPS;
+	ilv_trace_step(me, "start");
+	S.body(S.arg, me->id);
+	ilv_check(me->nheld == 0, "thread %c ends holding a shared lock",
+	    'a' + me->id);
+	me->state = ILV_DONE;
+	ilv_switch(me);
+	ilv_me = NULL;
+	return NULL;
+}
+
+void
+ilv_sched_run(int nthreads, void (*body)(void *arg, int id), void *arg,
+    const struct ilv_policy *policy, struct ilv_trace *trace)
+{
+	if (nthreads < 1 || nthreads > ILV_MAX_THREADS)
+		ilv_fail("%d threads (1 to %d)", nthreads, ILV_MAX_THREADS);
+	memset(&S, 0, sizeof S);
+	S.n = nthreads;
+	S.body = body;
+	S.arg = arg;
+	S.policy = policy;
+	S.rng = policy->random;
+	S.trace = trace;
+	trace->n = 0;
+	ilv_current_trace = trace;
+	sem_init(&S.started, 0, 0);
+	sem_init(&S.finished, 0, 0);
+	S.active = true;
+	for (int i = 0; i < nthreads; i++) {
+		struct ilv_thread *t = &S.t[i];
+
+		t->id = i;
+		t->state = ILV_STARTING;
+		sem_init(&t->go, 0, 0);
+		if (pthread_create(&t->pt, NULL, ilv_thread_main, t) != 0)
+			ilv_fail("pthread_create failed");
+	}
+	for (int i = 0; i < nthreads; i++)
+		while (sem_wait(&S.started) != 0)
+			if (errno != EINTR)
+				ilv_fail("sem_wait: %s", strerror(errno));
+	/* Every thread waits for its first turn: choose it. */
+	ilv_switch(NULL);
+	while (sem_wait(&S.finished) != 0)
+		if (errno != EINTR)
+			ilv_fail("sem_wait: %s", strerror(errno));
+	for (int i = 0; i < nthreads; i++) {
+		pthread_join(S.t[i].pt, NULL);
+		sem_destroy(&S.t[i].go);
+	}
+	S.active = false;
+	sem_destroy(&S.started);
+	sem_destroy(&S.finished);
+}
