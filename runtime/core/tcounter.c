@@ -71,8 +71,10 @@ cow__tc_block_slow(void)
 	struct cow__tc_block *b;
 
 	pthread_once(&cow_tc_once, cow_tc_init);
-	if (!cow_tc_key_ok || (b = calloc(1, sizeof *b)) == NULL)
+	/* Cache-line aligned, so no two threads' counters share a line. */
+	if (!cow_tc_key_ok || posix_memalign((void **)&b, 64, sizeof *b) != 0)
 		return NULL;
+	memset(b, 0, sizeof *b);
 	if (pthread_setspecific(cow_tc_key, b) != 0) {
 		free(b);
 		return NULL;

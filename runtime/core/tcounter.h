@@ -38,7 +38,7 @@ struct cow__tc_block {
 	uint64_t v[COW__TC_SLOTS]; /* Synchronization: written only by the
 	                              owning thread; read atomically. */
 	struct cow__tc_block *next, *prev; /* the live list; its mutex */
-};
+} __attribute__((aligned(64)));
 
 extern _Thread_local struct cow__tc_block *cow__tc_mine;
 
