@@ -1509,6 +1509,38 @@ Test(functional, storage_copies_and_unreachable_bytes)
 	run3(prog_storage_copies);
 }
 
+/* A copy within one dtype copies the bytes (ops.h): bool bytes other than
+ * 0 and 1 in a caller's storage reach the storage as they are, in every
+ * way. (Found by fuzz_functional once it compared storages.) */
+static void
+prog_storage_bool_bytes(struct run *r)
+{
+	cow_tensor_t *t, *u;
+	cow_storage_t *s;
+	unsigned char *p;
+
+	TT_OK(cow_storage_new(4, NULL, &s));
+	TT_OK(cow_storage_mutable_data(s, (void **)&p));
+	memcpy(p, (unsigned char[]){5, 0, 0, 0xff}, 4);
+	TT_OK(cow_tensor_from_storage(s, COW_DTYPE_BOOL, 1, (int64_t[]){2},
+	    NULL, 0, &t));
+	TT_OK(cow_tensor_from_storage(s, COW_DTYPE_BOOL, 1, (int64_t[]){2},
+	    NULL, 2, &u));
+	expect(r, "u", u, (double[]){0, 1});
+	TT_OK(cow_tensor_copy_(u, t));
+	expect(r, "u-after", u, (double[]){1, 0});
+	expect_storage(r, "storage", s, COW_DTYPE_UINT8, 4,
+	    (double[]){5, 0, 5, 0});
+	cow_tensor_release(u);
+	cow_tensor_release(t);
+	cow_storage_release(s);
+}
+
+Test(functional, copies_within_one_dtype_keep_the_bytes)
+{
+	run3(prog_storage_bool_bytes);
+}
+
 /* Functional only: one group per storage has one dtype and one backend.
  * A tensor of another dtype (or on another backend) over a storage whose
  * group lives is refused, changing nothing; once every tensor of the group
