@@ -253,7 +253,7 @@ cow_status_t
 cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
     cow_tensor_t **out, const char *func)
 {
-	struct cow__fn_group *g;
+	struct cow__fn_group *g = NULL;
 
 #ifdef COW_FAULT_FUNCTIONAL_GROUP_PER_TENSOR
 	/* Negative control (issue 15's bug): a group of its own per tensor,
