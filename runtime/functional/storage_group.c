@@ -7,9 +7,11 @@
  * storage's address whatever order the tensors are made and released in:
  * - the group's base is the storage's elements in the group's dtype (a
  *   1-d tensor over the whole storage, read once when the group is made);
- * - a tensor's path starts with the absolute as_strided step of its
- *   layout, so its layout is its place in the storage and every view,
- *   as_strided included, computes exactly the strided runtime's layout;
+ * - a tensor's path is the one step that gives its layout over the base
+ *   (none for the whole storage, a view for the whole storage reshaped,
+ *   else the absolute as_strided step of its layout), so its layout is its
+ *   place in the storage and every view, as_strided included, computes
+ *   exactly the strided runtime's layout;
  * - one dtype per group: a tensor of another dtype over a storage whose
  *   group lives is refused (COW_EDTYPE), as is one on another backend
  *   (COW_EINVAL), because a group's base has one dtype and one backend.
@@ -214,36 +216,93 @@ cow_group_of(const cow_backend_t *be, const cow_tensor_t *plain,
 	return COW_OK;
 }
 
+/* Is @l exactly @t's layout? */
+static bool
+cow_layout_is(const struct cow__fn_layout *l, const cow_tensor_t *t)
+{
+	if (l->ndim != t->ndim || l->offset != t->offset)
+		return false;
+	for (int d = 0; d < t->ndim; d++)
+		if (l->sizes[d] != t->sizes[d] || l->strides[d] != t->strides[d])
+			return false;
+	return true;
+}
+
+/*
+ * The path from @g's base to @plain's place in the storage: the cheapest
+ * that gives exactly @plain's layout (every step of a written tensor's
+ * path is scattered through when its write is applied, and a scatter may
+ * copy its parent): none when @plain is the whole base, a view when it is
+ * the whole base reshaped, else the absolute as_strided step of its
+ * layout. *l receives the layout (@plain's).
+ */
+static cow_status_t
+cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
+    struct cow__fn_step *s, struct cow__fn_path **out,
+    struct cow__fn_layout *l, const char *func)
+{
+	struct cow__fn_layout in;
+	cow_status_t st;
+
+	cow__fn_layout_contiguous(&in, g->ndim, g->sizes);
+	if (cow_layout_is(&in, plain)) {
+		*l = in;
+		*out = cow__fn_path_empty();
+		return COW_OK;
+	}
+	memset(s, 0, sizeof *s);
+	/* The whole base reshaped (the view cannot be refused then, so no
+	 * error is recorded for a call that succeeds). */
+	if (plain->contiguous && plain->offset == 0 &&
+	    plain->numel == g->sizes[0]) {
+		s->kind = COW__FN_VIEW;
+		s->ndim = plain->ndim;
+		for (int d = 0; d < plain->ndim; d++)
+			s->sizes[d] = plain->sizes[d];
+		if (cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
+		    l, func) == COW_OK && cow_layout_is(l, plain))
+			return cow__fn_path_one(s, g->alloc, out, func);
+		memset(s, 0, sizeof *s);
+	}
+	s->kind = COW__FN_AS_STRIDED;
+	s->ndim = plain->ndim;
+	for (int d = 0; d < plain->ndim; d++) {
+		s->sizes[d] = plain->sizes[d];
+		s->strides[d] = plain->strides[d];
+	}
+	s->a = plain->offset;
+	/* The plain creation validated the layout against the storage, and
+	 * the base holds every element it can reach. */
+	if ((st = cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
+	    l, func)) != COW_OK)
+		return st;
+	return cow__fn_path_one(s, g->alloc, out, func);
+}
+
 /* A new tensor of @g at @plain's place in the storage. */
 static cow_status_t
 cow_member(struct cow__fn_group *g, const cow_tensor_t *plain,
     cow_tensor_t **out, const char *func)
 {
-	struct cow__fn_layout in, l;
 	struct cow__fn_path *path;
+	struct cow__fn_layout l;
 	struct cow__fn_step s;
 	struct cow__fval *v;
 	uint64_t gen;
 	cow_status_t st;
 
-	memset(&s, 0, sizeof s);
-	s.kind = COW__FN_AS_STRIDED;
-	s.ndim = plain->ndim;
-	for (int d = 0; d < plain->ndim; d++) {
-		s.sizes[d] = plain->sizes[d];
-		s.strides[d] = plain->strides[d];
-	}
-	s.a = plain->offset;
-	/* The plain creation validated the layout against the storage, and
-	 * the base holds every element it can reach. */
-	cow__fn_layout_contiguous(&in, g->ndim, g->sizes);
-	if ((st = cow__fn_step_make(&s, &in, plain->itemsize, g->base_nbytes,
-	    &l, func)) != COW_OK ||
-	    (st = cow__fn_path_one(&s, g->alloc, &path, func)) != COW_OK)
+	if ((st = cow_member_path(g, plain, &s, &path, &l, func)) != COW_OK)
 		return st;
-	/* As an as_strided view: current only with no update pending. */
+	/* As a view of the base: current only with no update pending. */
 	gen = g->nupd == 0 ? g->generation : COW__FN_STALE;
-	if ((st = cow__fn_view_copy(&s, g->base, &v, func)) == COW_OK)
+	if (path->len == 0) {
+		cow__fval_retain(g->base);
+		v = g->base;
+		st = COW_OK;
+	} else {
+		st = cow__fn_view_copy(&path->steps[0], g->base, &v, func);
+	}
+	if (st == COW_OK)
 		st = cow__fn_tensor_new(g, path, v, gen, &l, out, func);
 	cow__fn_path_release(path);
 	return st;

@@ -1541,6 +1541,46 @@ Test(functional, copies_within_one_dtype_keep_the_bytes)
 	run3(prog_storage_bool_bytes);
 }
 
+/* The cost on the strided backend: making the group copies nothing (its
+ * base is a lazy clone of the storage); the group's first write
+ * materialises the storage (one copy of it: the base still shares its
+ * bytes), later writes copy nothing more (their elements go into the now
+ * private storage); applying a write through a narrow view of the
+ * whole-storage tensor copies the base once, as in any group (its path is
+ * the narrow alone, not as_strided then narrow). */
+Test(functional, storage_group_copies_on_the_strided_backend)
+{
+	enum { N = 1 << 18 }; /* 1 MiB of float32 */
+	cow_tensor_t *t, *part;
+	const cow_backend_t *be;
+	cow_stats_t s0, s1;
+	cow_storage_t *s;
+	bool mode;
+
+	TT_OK(cow_storage_new((size_t)N * 4, NULL, &s));
+	way_enter(FN_STRIDED, &be, &mode);
+	cow_stats_get(&s0);
+	TT_OK(cow_tensor_from_storage(s, COW_DTYPE_FLOAT32, 1, (int64_t[]){N},
+	    NULL, 0, &t));
+	TT_OK(cow_tensor_narrow(t, 0, 1000, 1000, &part));
+	cow_stats_get(&s1);
+	cr_assert_eq(s1.bytes_copied, s0.bytes_copied);
+	TT_OK(cow_tensor_fill_(part, -1));
+	cow_stats_get(&s1);
+	cr_assert_eq(s1.bytes_copied - s0.bytes_copied, (uint64_t)N * 4);
+	TT_OK(cow_tensor_fill_(part, -2));
+	cow_stats_get(&s1);
+	cr_assert_eq(s1.bytes_copied - s0.bytes_copied, (uint64_t)N * 4);
+	cr_assert_eq(storage_elem(s, COW_DTYPE_FLOAT32, 1006), -2.0);
+	cr_assert_eq(tt_get(t, (int64_t[]){1006}), -2.0);
+	cow_stats_get(&s1);
+	cr_assert_eq(s1.bytes_copied - s0.bytes_copied, (uint64_t)N * 4 * 2);
+	cow_tensor_release(part);
+	cow_tensor_release(t);
+	way_leave(be, mode);
+	cow_storage_release(s);
+}
+
 /* Functional only: one group per storage has one dtype and one backend.
  * A tensor of another dtype (or on another backend) over a storage whose
  * group lives is refused, changing nothing; once every tensor of the group
