@@ -7,13 +7,26 @@
  *   world 2: the opaque test backend (no strides, no sharing), which needs
  *            functionalization.
  *
- * Each world holds SLOTS tensor handles. An operation is decoded once and
- * executed in each world in turn (the thread's mode and backend set for
- * that world); every world must return the same status (and the same
- * answer, for equal). The CHECK operation, and the end of every input,
- * compare a slot's metadata (dtype, sizes, strides of dimensions longer
- * than 1, offset when it has elements, contiguity) and every value across
- * the worlds: a read, which makes the layer apply its queued updates.
+ * Each world holds SLOTS tensor handles and STORES storages. An operation
+ * is decoded once and executed in each world in turn (the thread's mode
+ * and backend set for that world); every world must return the same status
+ * (and the same answer, for equal). The CHECK operation, and the end of
+ * every input, compare a slot's metadata (dtype, sizes, strides of
+ * dimensions longer than 1, offset when it has elements, contiguity) and
+ * every value across the worlds: a read, which makes the layer apply its
+ * queued updates.
+ *
+ * Storages (issue 15): STORAGE makes a storage with known elements in
+ * every world, FROM_STORAGE a tensor over one with a fuzzed dtype and
+ * layout. In the plain world such tensors alias through the storage; in the
+ * functional worlds they must alias as one group, and every write must
+ * reach the storage: after every operation, and after the last release at
+ * the end, each storage's bytes must be the same in all worlds. The one
+ * documented difference: while tensors of one dtype over a storage live
+ * (in the plain world: a slot over that storage), a functional world
+ * refuses one of another dtype with COW_EDTYPE; the operation is then
+ * skipped in every world. Any other refusal, or this one when no such
+ * tensor lives, is a disagreement.
  *
  * FAULT arms an allocation failure in world 1 or 2 for the next operation:
  * when the call fails (COW_ENOMEM) it must not have changed any value of
@@ -48,6 +61,9 @@
 #include "fuzz_input.h"
 
 #define SLOTS 6
+#define STORES 2
+#define MAX_STORE_ELEMS 32
+#define MAX_STORE_BYTES (MAX_STORE_ELEMS * 8 + 3)
 #define WORLDS 3
 #define MAX_OPS 96
 #define MAX_NUMEL 256
@@ -63,12 +79,14 @@ static const char *const world_name[WORLDS] = {"plain",
 enum op_kind {
 	OP_CREATE, OP_VIEW, OP_RESHAPE, OP_LAZY_CLONE, OP_CLONE, OP_SCALAR_,
 	OP_BINARY_, OP_SET, OP_BINARY, OP_NEG, OP_SUM, OP_EQUAL,
-	OP_TRANSPOSE_, OP_CHECK, OP_RELEASE, OP_FAULT, OP_COUNT
+	OP_TRANSPOSE_, OP_CHECK, OP_RELEASE, OP_FAULT, OP_STORAGE,
+	OP_FROM_STORAGE, OP_COUNT
 };
 
 static const char *const op_name[OP_COUNT] = {"create", "view", "reshape",
     "lazy_clone", "clone", "scalar_", "binary_", "set", "binary", "neg",
-    "sum", "equal", "transpose_", "check", "release", "fault"};
+    "sum", "equal", "transpose_", "check", "release", "fault", "storage",
+    "from_storage"};
 
 enum view_kind {
 	VK_VIEW, VK_SELECT, VK_SLICE, VK_NARROW, VK_TRANSPOSE, VK_PERMUTE,
@@ -96,12 +114,14 @@ struct op {
 
 struct world {
 	cow_tensor_t *h[SLOTS];
+	cow_storage_t *store[STORES];
 	cow_allocator_t *alloc;
 	struct cap cap;
 };
 
 struct fz {
 	struct world w[WORLDS];
+	cow_dtype_t store_dtype[STORES]; /* the dtype a storage was made in */
 	size_t op;
 	const char *what;
 };
@@ -292,6 +312,28 @@ decode(struct fuzz_input *in, struct op *o)
 		o->world = 1 + fuzz_u8(in) % 2;
 		o->nth = 1 + fuzz_u8(in) % 16;
 		break;
+	case OP_STORAGE:
+		/* STORE DTYPE N SLACK VALUES..: N elements of DTYPE, then
+		 * SLACK more bytes (0..3, zero) */
+		o->a = fuzz_u8(in) % STORES;
+		o->dtype = fuzz_u8(in) % COW_DTYPE_COUNT;
+		o->x = fuzz_u8(in) % (MAX_STORE_ELEMS + 1);
+		o->y = fuzz_u8(in) % 4;
+		for (int64_t k = 0; k < o->x; k++)
+			o->data[k] = pick_value(in);
+		break;
+	case OP_FROM_STORAGE:
+		/* STORE DTYPE FLAGS NDIM SIZES.. [STRIDES..] OFFSET; FLAGS
+		 * bit 0: explicit strides, bit 1: the storage's own dtype */
+		o->a = fuzz_u8(in) % STORES;
+		o->dtype = fuzz_u8(in) % COW_DTYPE_COUNT;
+		o->sub = fuzz_u8(in) % 4;
+		pick_shape(in, o, 4);
+		if (o->sub & 1)
+			for (int d = 0; d < o->ndim; d++)
+				o->strides[d] = fuzz_u8(in) % 6;
+		o->z = fuzz_u8(in) % 10;
+		break;
 	default:
 		break;
 	}
@@ -341,6 +383,62 @@ exec_view(const struct op *o, cow_tensor_t *t, cow_tensor_t **out)
 	}
 }
 
+/* Element value @v in @dtype at @p (the caller's bytes of from_data and
+ * of a storage). */
+static void
+put_element(cow_dtype_t dtype, unsigned char *p, double v)
+{
+	switch (dtype) {
+	case COW_DTYPE_BOOL:
+		*p = v != 0;
+		break;
+	case COW_DTYPE_UINT8:
+		*p = (unsigned char)(int)v;
+		break;
+	case COW_DTYPE_INT32: {
+		int32_t x = (int32_t)v;
+		memcpy(p, &x, 4);
+		break;
+	}
+	case COW_DTYPE_INT64: {
+		int64_t x = (int64_t)v;
+		memcpy(p, &x, 8);
+		break;
+	}
+	case COW_DTYPE_FLOAT32: {
+		float x = (float)v;
+		memcpy(p, &x, 4);
+		break;
+	}
+	default:
+		memcpy(p, &v, 8);
+		break;
+	}
+}
+
+/* A storage of o->x elements of o->dtype (values o->data) and o->y more
+ * bytes, from @alloc. */
+static cow_status_t
+exec_storage(const struct op *o, cow_allocator_t *alloc, cow_storage_t **out)
+{
+	size_t isz = cow_dtype_size(o->dtype);
+	cow_storage_t *s;
+	unsigned char *p;
+	cow_status_t st;
+
+	if ((st = cow_storage_new((size_t)o->x * isz + (size_t)o->y, alloc,
+	    &s)) != COW_OK)
+		return st;
+	if ((st = cow_storage_mutable_data(s, (void **)&p)) != COW_OK) {
+		cow_storage_release(s);
+		return st;
+	}
+	for (int64_t k = 0; k < o->x; k++)
+		put_element(o->dtype, p + k * (int64_t)isz, o->data[k]);
+	*out = s;
+	return COW_OK;
+}
+
 static cow_status_t
 exec_create(const struct op *o, cow_allocator_t *alloc, cow_tensor_t **out)
 {
@@ -378,37 +476,9 @@ exec_create(const struct op *o, cow_allocator_t *alloc, cow_tensor_t **out)
 			n *= o->sizes[d] < 0 ? 0 : o->sizes[d];
 		if ((buf = calloc((size_t)n + 1, 8)) == NULL)
 			abort();
-		for (int64_t k = 0; k < n && k < MAX_NUMEL; k++) {
-			double v = o->data[k];
-			unsigned char *p = buf + k * (int64_t)isz;
-
-			switch (o->dtype) {
-			case COW_DTYPE_BOOL:
-				*p = v != 0;
-				break;
-			case COW_DTYPE_UINT8:
-				*p = (unsigned char)(int)v;
-				break;
-			case COW_DTYPE_INT32: {
-				int32_t x = (int32_t)v;
-				memcpy(p, &x, 4);
-				break;
-			}
-			case COW_DTYPE_INT64: {
-				int64_t x = (int64_t)v;
-				memcpy(p, &x, 8);
-				break;
-			}
-			case COW_DTYPE_FLOAT32: {
-				float x = (float)v;
-				memcpy(p, &x, 4);
-				break;
-			}
-			default:
-				memcpy(p, &v, 8);
-				break;
-			}
-		}
+		for (int64_t k = 0; k < n && k < MAX_NUMEL; k++)
+			put_element(o->dtype, buf + k * (int64_t)isz,
+			    o->data[k]);
 		st = cow_tensor_from_data(o->dtype, o->ndim, o->sizes, buf,
 		    alloc, out);
 		free(buf);
@@ -422,6 +492,7 @@ struct result {
 	cow_status_t st;
 	bool eq;             /* equal's answer */
 	cow_tensor_t *made;  /* a new tensor for slot dst (or NULL) */
+	cow_storage_t *store; /* a new storage for store a (or NULL) */
 };
 
 static cow_tensor_t *
@@ -435,7 +506,7 @@ slot(const struct world *w, int i)
 static struct result
 exec(struct world *w, int wi, const struct op *o)
 {
-	struct result r = {COW_OK, false, NULL};
+	struct result r = {COW_OK, false, NULL, NULL};
 	cow_tensor_t *d = slot(w, o->dst), *a = slot(w, o->a),
 	    *b = slot(w, o->b);
 	cow_reshape_mode_t prev;
@@ -485,6 +556,14 @@ exec(struct world *w, int wi, const struct op *o)
 		break;
 	case OP_EQUAL:
 		r.st = cow_tensor_equal(a, b, &r.eq);
+		break;
+	case OP_STORAGE:
+		r.st = exec_storage(o, w->alloc, &r.store);
+		break;
+	case OP_FROM_STORAGE:
+		r.st = cow_tensor_from_storage(w->store[o->a], o->dtype,
+		    o->ndim, o->sizes, (o->sub & 1) ? o->strides : NULL, o->z,
+		    &r.made);
 		break;
 	case OP_TRANSPOSE_:
 		if (wi != 0) {
@@ -601,11 +680,44 @@ compare_slot(const struct fz *z, int s)
 	}
 }
 
-/* Snapshot (or compare against one) every value of world @wi. */
+/* Every storage's bytes, read without any tensor: the same in every world
+ * (the functional worlds write every mutation through to them). */
+static void
+compare_stores(const struct fz *z)
+{
+	for (int s = 0; s < STORES; s++) {
+		const cow_storage_t *s0 = z->w[0].store[s];
+
+		for (int wi = 1; wi < WORLDS; wi++) {
+			const cow_storage_t *x = z->w[wi].store[s];
+			const unsigned char *a, *b;
+			size_t n;
+
+			if ((x == NULL) != (s0 == NULL) ||
+			    cow_storage_nbytes(x) != cow_storage_nbytes(s0))
+				fail(z, "storage %d: %s differs in size", s,
+				    world_name[wi]);
+			if ((n = cow_storage_nbytes(s0)) == 0)
+				continue;
+			a = cow_storage_const_data(s0);
+			b = cow_storage_const_data(x);
+			for (size_t k = 0; k < n; k++)
+				if (a[k] != b[k])
+					fail(z, "storage %d: byte %zu is %#x, "
+					    "%s %#x", s, k, a[k],
+					    world_name[wi], b[k]);
+		}
+	}
+}
+
+/* Snapshot (or compare against one) every value and storage byte of
+ * world @wi. */
 struct snapshot {
 	bool live[SLOTS];
 	int64_t numel[SLOTS];
 	double v[SLOTS][MAX_NUMEL];
+	size_t nbytes[STORES];
+	unsigned char bytes[STORES][MAX_STORE_BYTES];
 };
 
 static void
@@ -618,6 +730,14 @@ snapshot_take(const struct fz *z, int wi, struct snapshot *s)
 		s->numel[i] = t != NULL ? cow_tensor_numel(t) : 0;
 		if (t != NULL)
 			read_values(z, wi, t, s->v[i]);
+	}
+	for (int i = 0; i < STORES; i++) {
+		const cow_storage_t *st = z->w[wi].store[i];
+
+		s->nbytes[i] = cow_storage_nbytes(st);
+		if (s->nbytes[i] > 0)
+			memcpy(s->bytes[i], cow_storage_const_data(st),
+			    s->nbytes[i]);
 	}
 }
 
@@ -638,6 +758,11 @@ snapshot_check(const struct fz *z, int wi, const struct snapshot *s)
 				    world_name[wi], i, (long long)k,
 				    s->v[i][k], now.v[i][k]);
 	}
+	for (int i = 0; i < STORES; i++)
+		if (now.nbytes[i] != s->nbytes[i] || (s->nbytes[i] > 0 &&
+		    memcmp(now.bytes[i], s->bytes[i], s->nbytes[i]) != 0))
+			fail(z, "%s: a failed call changed storage %d",
+			    world_name[wi], i);
 }
 
 /* ------------------------------------------------------------------ */
@@ -671,34 +796,81 @@ sum_is_exact(const struct fz *z, const cow_tensor_t *t)
 	return true;
 }
 
+static void
+put_store(struct world *w, int s, cow_storage_t *st)
+{
+	cow_storage_release(w->store[s]);
+	w->store[s] = st;
+}
+
 /* Apply a successful result @r of @o to world @w. */
 static void
 commit(struct world *w, const struct op *o, struct result *r)
 {
 	if (r->made != NULL)
 		put(w, o->dst, r->made);
+	if (r->store != NULL)
+		put_store(w, o->a, r->store);
 	r->made = NULL;
+	r->store = NULL;
+}
+
+/*
+ * Does FROM_STORAGE @o meet a live tensor of another dtype over its
+ * storage? In the plain world a tensor is over the storage if and only if
+ * its functional twins are in the storage's alias group, so world 0 tells.
+ */
+static bool
+store_conflict(const struct fz *z, const struct op *o)
+{
+	const cow_storage_t *s;
+
+	if (o->kind != OP_FROM_STORAGE ||
+	    (s = z->w[0].store[o->a]) == NULL)
+		return false;
+	for (int i = 0; i < SLOTS; i++) {
+		const cow_tensor_t *t = z->w[0].h[i];
+
+		if (t != NULL && cow_tensor_storage(t) == s &&
+		    cow_tensor_dtype(t) != o->dtype)
+			return true;
+	}
+	return false;
 }
 
 static void
 run_op(struct fz *z, const struct op *o, int fault_world, unsigned nth)
 {
 	static struct snapshot before;
+	bool conflict = store_conflict(z, o);
+	cow_status_t want;
 	struct result r0, r;
 
 	z->what = op_name[o->kind];
 	if (o->kind == OP_SUM && !sum_is_exact(z, z->w[0].h[o->a]))
 		return;
 	r0 = exec(&z->w[0], 0, o);
+	/* The functional worlds' status: world 0's, except the documented
+	 * refusal (see the top). */
+	want = r0.st == COW_OK && conflict ? COW_EDTYPE : r0.st;
+	if (verbose && want != r0.st)
+		fprintf(stderr, "fuzz_functional: op %zu: another dtype over "
+		    "a storage with live tensors: the functional worlds must "
+		    "refuse it, then it is skipped\n", z->op);
 	if (verbose)
 		fprintf(stderr, "fuzz_functional: op %zu %s/%d dst %d a %d "
 		    "b %d -> %s%s%s\n", z->op, op_name[o->kind], o->sub, o->dst,
 		    o->a, o->b, cow_status_str(r0.st),
 		    r0.st != COW_OK ? ": " : "",
 		    r0.st != COW_OK ? cow_last_error() : "");
-	if (r0.made != NULL && cow_tensor_numel(r0.made) > MAX_NUMEL) {
+	if (r0.made != NULL && (cow_tensor_numel(r0.made) > MAX_NUMEL ||
+	    want != r0.st)) {
+		/* Too large to compare, or refused by the functional worlds:
+		 * skipped everywhere (the refusal is checked, then undone). */
 		cow_tensor_release(r0.made);
-		return; /* too large to compare: skipped everywhere */
+		r0.made = NULL;
+		if (want == r0.st)
+			return;
 	}
 	for (int wi = 1; wi < WORLDS; wi++) {
 		struct world *w = &z->w[wi];
@@ -709,6 +881,11 @@ run_op(struct fz *z, const struct op *o, int fault_world, unsigned nth)
 			r = exec(w, wi, o);
 			w->cap.fail_in = 0;
 			if (r.st == COW_ENOMEM) {
+				if (verbose)
+					fprintf(stderr, "fuzz_functional: op "
+					    "%zu: %s: allocation %u failed: "
+					    "%s\n", z->op, world_name[wi], nth,
+					    cow_last_error());
 				if (r.made != NULL)
 					fail(z, "%s: out written by a failed "
 					    "call", world_name[wi]);
@@ -718,10 +895,14 @@ run_op(struct fz *z, const struct op *o, int fault_world, unsigned nth)
 		} else {
 			r = exec(w, wi, o);
 		}
-		if (r.st != r0.st)
+		if (r.st != want)
 			fail(z, "status %s (%s), %s %s (%s)",
 			    cow_status_str(r0.st), world_name[0],
 			    world_name[wi], cow_status_str(r.st),
+			    cow_last_error());
+		if (want != r0.st && strstr(cow_last_error(), "functional "
+		    "tensors of dtype") == NULL)
+			fail(z, "%s: refused with '%s'", world_name[wi],
 			    cow_last_error());
 		if (o->kind == OP_EQUAL && r.eq != r0.eq)
 			fail(z, "equal is %d, %s %d", r0.eq, world_name[wi],
@@ -731,6 +912,7 @@ run_op(struct fz *z, const struct op *o, int fault_world, unsigned nth)
 		commit(w, o, &r);
 	}
 	commit(&z->w[0], o, &r0);
+	compare_stores(z);
 	if (o->kind == OP_CHECK)
 		compare_slot(z, o->dst);
 }
@@ -786,8 +968,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (o.kind == OP_RELEASE) {
 			for (int wi = 0; wi < WORLDS; wi++)
 				put(&z.w[wi], o.dst, NULL);
+			compare_stores(&z);
 			continue;
 		}
+		if (o.kind == OP_FROM_STORAGE && (o.sub & 2))
+			o.dtype = z.store_dtype[o.a];
+		if (o.kind == OP_STORAGE)
+			z.store_dtype[o.a] = o.dtype;
 		/* An armed failure applies to this operation only. */
 		run_op(&z, &o, fault_world, nth);
 		fault_world = 0;
@@ -795,11 +982,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	z.what = "the end";
 	for (int s = 0; s < SLOTS; s++)
 		compare_slot(&z, s);
+	/* Every tensor released: the storages hold every write. */
+	for (int wi = 0; wi < WORLDS; wi++)
+		for (int s = 0; s < SLOTS; s++)
+			put(&z.w[wi], s, NULL);
+	z.what = "the last release";
+	compare_stores(&z);
 	for (int wi = 0; wi < WORLDS; wi++) {
 		cow_alloc_stats_t st;
 
-		for (int s = 0; s < SLOTS; s++)
-			put(&z.w[wi], s, NULL);
+		for (int s = 0; s < STORES; s++)
+			put_store(&z.w[wi], s, NULL);
 		if (cow_allocator_stats(z.w[wi].alloc, &st) != COW_OK ||
 		    st.live_bytes != 0) {
 			fprintf(stderr, "fuzz_functional: %s leaked %llu "

@@ -159,7 +159,11 @@ seed "$t/known-huge_stride_iter" 00 05 01 01 01 01 01 01 01 01 \
 # 05 scalar_ SUB(fill add mul) VALUE, 06 binary_ SRC SUB(add mul copy),
 # 07 set NDIM INDEX.. VALUE, 08 binary A B SUB, 09 neg A, 0a sum A SUB DIM,
 # 0b equal A B SUB, 0c transpose_ D0 D1, 0d check, 0e release, 0f fault
-# WORLD(1 + b % 2) NTH(1 + b % 16). A size byte of fa means -1.
+# WORLD(1 + b % 2) NTH(1 + b % 16), 10 storage STORE DTYPE N SLACK VALUES..
+# (N elements of DTYPE, then SLACK zero bytes), 11 from_storage STORE DTYPE
+# FLAGS(bit 0 strides given, bit 1 the storage's dtype) NDIM SIZES..
+# [STRIDES..] OFFSET. A size byte is taken % 5, except fa (-1) and fb..fe
+# (5..8).
 f=$dir/corpus/fuzz_functional
 fc=$dir/controls/fuzz_functional
 mkdir -p "$f" "$fc"
@@ -204,3 +208,34 @@ seed "$f/faults" 00 00 00 02 03 02 04 04 00 01 01 00 01 00 01 01 02 00 01 01 \
 seed "$f/reshape_modes" 00 00 00 02 05 02 02 03 00 02 01 00 00 01 fa 02 02 00 \
     01 01 fa 05 01 00 03 05 02 01 01 01 03 00 04 00 01 02 04 03 00 01 fa 05 \
     04 01 02 0d 00 0d 01 0d 02 0d 04
+# Tensors over one storage (issue 15). The issue's repro: two float32 [4]
+# tensors over a 16-byte storage, fill_ through one: the other and the
+# storage must see it (failed before the fix: the functional worlds' storage
+# stayed 0).
+# The same input fails against COW_FAULT_FUNCTIONAL_GROUP_PER_TENSOR (the
+# bug, planted).
+fs=$dir/controls/fuzz_functional_storage
+mkdir -p "$fs"
+for out in "$f/storage_alias" "$fs/storage_alias"; do
+	seed "$out" 00 10 00 00 04 04 00 00 00 00 00 11 00 00 04 00 01 04 00 \
+	    11 01 00 04 00 01 04 00 05 00 00 03 0d 01
+done
+# float64 [3, 4] over 12 elements and 2 more bytes, its transpose by
+# strides, a 2x2 block at offset 5, written through; an int32 tensor over
+# the storage while they live (refused by the functional worlds: skipped),
+# then after their release (made; it reads the float64 bytes as int32)
+seed "$f/storage_layouts" 00 10 00 00 05 0c 02 01 02 03 04 05 06 07 07 06 \
+    05 04 03 11 00 00 05 00 02 03 04 00 11 01 00 05 01 02 04 03 01 04 00 \
+    11 02 00 05 01 02 02 02 04 01 05 05 02 00 ff 01 03 01 01 00 03 \
+    05 03 02 02 11 04 00 02 00 01 04 00 0d 00 0d 01 0d 03 \
+    0e 00 0e 01 0e 02 0e 03 11 04 00 02 00 01 04 00 05 04 01 01 0d 04
+# a write, then the release of the only tensor over the storage (its
+# group goes with the write still queued), a new tensor over it, a view
+# that outlives it, a tensor joining the view's group; an allocation
+# failure armed for the first write through a storage tensor, in each
+# functional world
+seed "$f/storage_orders" 00 10 01 01 03 06 00 01 02 03 04 05 06 \
+    11 00 01 03 02 01 fc 00 05 00 01 02 0e 00 \
+    11 01 01 03 02 01 03 02 0f 00 00 04 05 01 02 03 \
+    11 02 01 03 02 01 fc 00 01 03 02 03 00 01 03 00 0e 02 0e 01 \
+    0f 00 01 01 05 03 01 01 11 04 01 03 02 01 fc 00 0d 04 0d 03

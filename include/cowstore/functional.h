@@ -6,7 +6,8 @@
  * A FUNCTIONAL tensor is an ordinary cow_tensor_t handle whose ops (every
  * function of tensor.h and ops.h) are routed by a dispatch step to the
  * layer instead of the strided kernels. The layer keeps, per alias group
- * (a base tensor and every view of it), the base's current value, an
+ * (a base tensor and every view of it, or every tensor made over one
+ * caller's storage and their views: below), the base's current value, an
  * ordered list of pending updates and a generation; per tensor, the
  * reified path of view steps from the base, its current value and the
  * generation that value reflects. Values are immutable buffers of a
@@ -25,7 +26,9 @@
  *   in the strided runtime.
  *
  * Values and results are exactly those of the strided runtime for the same
- * program; a functional tensor reports the sizes, strides, offset and
+ * program, but for the two limits on tensors over a caller's storage
+ * below (another dtype is refused; a write that bypasses the group is not
+ * seen by it); a functional tensor reports the sizes, strides, offset and
  * contiguity that the strided runtime would give it (strides describe its
  * place in the base; the backend need not have strides at all).
  *
@@ -33,6 +36,27 @@
  * values belong to the layer), cow_tensor_mutable_data() is refused with
  * COW_ENOTSUP, and cow_tensor_const_data() gives a contiguous row-major
  * copy's address (valid until the next op on any tensor of the group).
+ *
+ * Tensors over a caller's storage (cow_tensor_from_storage while the
+ * thread creates functional tensors): all the functional tensors over one
+ * storage, and their views, are one alias group, whatever order and
+ * thread they are made and released in, as they alias in the strided
+ * runtime. The group's base is the storage's elements in the tensors'
+ * dtype (its size rounded down to whole elements), and a tensor's place
+ * in it (sizes, strides, offset, as_strided) is its place in the storage.
+ * The storage is the program's input and receives its mutations: every
+ * write through the group reaches the storage's bytes before the op
+ * returns, so the storage holds them after any cow_functional_sync() of a
+ * tensor of the group and after the release of its last tensor (which
+ * then has nothing to write and cannot fail). A write that cannot reach
+ * the storage (COW_ENOMEM materialising a copy-on-write storage) is
+ * refused and changes nothing. Limits: a group has one dtype and one
+ * backend, so while it lives a tensor over its storage with another dtype
+ * is refused (COW_EDTYPE), on another backend too (COW_EINVAL); write the
+ * storage only through the group meanwhile (a write through a plain tensor
+ * or cow_storage_mutable_data() is not seen by the group's tensors);
+ * cow_functional_wrap() of a plain tensor over it takes a copy of its
+ * current values in a new group, as for any plain tensor.
  *
  * Memory bound: a group holds at most COW_FUNCTIONAL_MAX_UPDATES pending
  * updates, whose values together take at most the base's size in bytes;
@@ -43,10 +67,14 @@
  *
  * Thread-safety: the tensors of one alias group are one object for the
  * threading contract: the user serialises every use of them, reads
- * included (a read may apply queued updates), and their releases.
- * Different groups may be used by different threads at once (values shared
- * between groups are immutable and reference counted atomically). The mode,
- * the backend choice and the trace are per thread.
+ * included (a read may apply queued updates), and their releases. Making
+ * a functional tensor over a storage is a use of that storage's group (and
+ * of the storage: it is read when the group is made, written by the
+ * group's writes). Different groups may be used, made and released by
+ * different threads at once (values shared between groups are immutable
+ * and reference counted atomically; the table that finds a storage's group
+ * has its own locks). The mode, the backend choice and the trace are per
+ * thread.
  *
  * Errors follow common.h.
  */
@@ -185,7 +213,9 @@ COW_API cow_status_t cow_functional_to_plain(cow_tensor_t *t,
 /**
  * cow_functional_sync - apply @t's group's pending updates to the base and
  * bring @t's value up to date (what every non-view read does first).
- * A plain tensor: nothing to do. Ownership: none (@t is borrowed).
+ * A plain tensor: nothing to do. A group over a caller's storage has
+ * already written every update to the storage (see above): syncing does
+ * not write it again. Ownership: none (@t is borrowed).
  * Thread-safety: a use of @t's group. Errors: COW_EINVAL (NULL),
  * COW_ENOMEM (the updates applied so far stay applied, the rest stay
  * queued: no value anyone can read changed).

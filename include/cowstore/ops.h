@@ -28,6 +28,8 @@
  * neg of bool is refused (COW_EDTYPE).
  *
  * Conversions (cow_tensor_copy_, scalars, element setters):
+ * - within one dtype, copy_ copies the bytes unchanged (a bool byte other
+ *   than 0 or 1, read from a caller's memory, stays as it is);
  * - to bool: non-zero (NaN included) is true;
  * - integer to integer: modulo 2^bits (two's complement);
  * - floating to integer: truncation toward zero, saturating at the type's

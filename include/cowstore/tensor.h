@@ -5,8 +5,10 @@
  * - A tensor is an immutable description (dtype, sizes, strides, storage
  *   offset) over ONE storage, plus a reference on that storage. Two tensors
  *   alias if and only if they share a storage. (Functional tensors,
- *   functional.h, have no storage, and cow_functional_transpose_ changes
- *   their metadata in place.)
+ *   functional.h, have no storage: they alias within their alias group,
+ *   and those made over one storage form one group; the group writes
+ *   through to that storage. cow_functional_transpose_ changes their
+ *   metadata in place.)
  * - Views (tensor.h, views) make a new tensor over the SAME storage and copy
  *   nothing. Lazy clones make a new storage that shares the data until one
  *   side writes.
@@ -179,14 +181,18 @@ COW_API cow_status_t cow_tensor_from_data(cow_dtype_t dtype, int ndim,
 /**
  * cow_tensor_from_storage - a tensor over an existing storage, with explicit
  * layout. @strides NULL means contiguous strides for @sizes. @offset is in
- * elements. The whole tensor must lie inside the storage.
+ * elements. The whole tensor must lie inside the storage. When the thread
+ * creates functional tensors, the tensor joins the storage's alias group
+ * (made on first use), and its writes reach the storage (functional.h).
  * Ownership: *out holds one reference; the tensor takes its own reference
  * on @storage and the caller keeps its own. Thread-safety: a read of
- * @storage.
+ * @storage (functional: a use of the storage's alias group).
  * Errors: COW_EINVAL (NULL storage or out, unknown dtype, sizes NULL with
- * ndim > 0, negative size, stride or offset), COW_ERANGE (ndim, or the
- * layout reaches past the end of the storage: the message gives the byte
- * needed and the storage size), COW_EOVERFLOW, COW_ENOMEM.
+ * ndim > 0, negative size, stride or offset; functional: the storage's
+ * live group is on another backend), COW_ERANGE (ndim, or the layout
+ * reaches past the end of the storage: the message gives the byte needed
+ * and the storage size), COW_EDTYPE (functional: the storage's live group
+ * has another dtype), COW_EOVERFLOW, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
     cow_dtype_t dtype, int ndim, const int64_t *sizes, const int64_t *strides,

@@ -327,9 +327,17 @@ cow_o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 		return st;
 	cow_o_bstrides(src, ndim, sizes, ss);
 	for (int64_t k = 0; k < r->numel; k++) {
-		cow__convert(dtype, r->data + k * (int64_t)r->itemsize,
-		    src->dtype, src->data + cow_dot(ndim, idx, ss) *
-		    (int64_t)src->itemsize);
+		char *d = r->data + k * (int64_t)r->itemsize;
+		const char *x = src->data + cow_dot(ndim, idx, ss) *
+		    (int64_t)src->itemsize;
+
+		/* Within one dtype the bytes are copied as they are (ops.h:
+		 * copy_), so a bool byte other than 0 or 1, read from a
+		 * caller's storage, stays what it was. */
+		if (dtype == src->dtype)
+			memcpy(d, x, r->itemsize);
+		else
+			cow__convert(dtype, d, src->dtype, x);
 		cow_next(ndim, sizes, idx);
 	}
 	*out = r;

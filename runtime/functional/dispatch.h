@@ -7,7 +7,8 @@
  * keeps the public function's contract. Creation functions check whether
  * the calling thread creates functional tensors (its mode, or a backend
  * that needs functionalization) and hand their plain result to
- * cow__fn_adopt(). Plain tensors pay one load and branch per call.
+ * cow__fn_adopt() (cow__fn_adopt_storage() for a tensor over the caller's
+ * storage). Plain tensors pay one load and branch per call.
  */
 #ifndef COW_FUNCTIONAL_DISPATCH_H
 #define COW_FUNCTIONAL_DISPATCH_H
@@ -34,6 +35,12 @@ bool cow__fn_creating(void);
  * value the trace shows (NULL: none). Returns the status. */
 cow_status_t cow__fn_adopt(cow_status_t st, cow_tensor_t *plain,
     const double *value, cow_tensor_t **out, const char *func);
+
+/* cow__fn_adopt() for cow_tensor_from_storage: @plain (owned) is over a
+ * user's storage, and the new tensor joins that storage's alias group
+ * (storage_group.c). */
+cow_status_t cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
+    cow_tensor_t **out, const char *func);
 
 /* Release hook: drop a functional tensor's layer state. */
 void cow__fn_tensor_destroy(cow_tensor_t *t);

@@ -221,13 +221,28 @@ struct cow__fn_update {
 };
 
 struct cow__fn_group {
-	cow__refcount_t refs;        /* tensors of the group. atomic */
+	/* Tensors of the group. Synchronization: atomic; for a storage
+	 * group, the drop to zero happens under its table lock
+	 * (storage_group.c). */
+	cow__refcount_t refs;
 	const cow_backend_t *be;     /* Read-only after creation. */
 	cow_allocator_t *alloc;      /* Read-only after creation. */
 	cow_dtype_t dtype;           /* Read-only after creation. */
 	int ndim;                    /* base shape. Read-only. */
 	int64_t sizes[COW__FN_MAXD];
 	size_t base_nbytes;          /* Read-only after creation. */
+	/*
+	 * A storage group (tensors made by cow_tensor_from_storage): a plain
+	 * 1-d tensor of @dtype over the whole user's storage (its first
+	 * nbytes / itemsize elements), one reference; NULL for every other
+	 * group. Read-only after creation. The base was read from it, every
+	 * tensor's layout is its place in it, and every write is also
+	 * written through it to the storage (cow__fn_commit_write).
+	 */
+	cow_tensor_t *input;
+	/* Next group in the storage's table bucket. Synchronization: that
+	 * bucket's lock (storage_group.c). */
+	struct cow__fn_group *next;
 	/* Below: the user serialises uses of the group (functional.h). */
 	struct cow__fval *base;      /* canonical, one reference */
 	struct cow__fn_update upd[COW_FUNCTIONAL_MAX_UPDATES + 1];
@@ -250,7 +265,20 @@ struct cow__fn {
 /* A new group over @base (canonical; the group takes the reference). */
 cow_status_t cow__fn_group_new(struct cow__fval *base,
     struct cow__fn_group **out, const char *func);
+/* A new group whose base is @v (reference consumed; copied once when it
+ * is not canonical). */
+cow_status_t cow__fn_group_fresh(struct cow__fval *v,
+    struct cow__fn_group **out, const char *func);
 void cow__fn_group_release(struct cow__fn_group *g);
+
+/*
+ * Storage groups (storage_group.c): one alias group per storage, found in
+ * a table keyed by the storage's address.
+ *
+ * cow__fn_group_put - drop one reference of @g; true when it was the last
+ * (a storage group has then left its table, so no lookup can find it).
+ */
+bool cow__fn_group_put(struct cow__fn_group *g);
 
 /*
  * A new functional tensor in @g (one new group reference) with @path

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
+#include "core/die.h"
 #include "core/error.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
@@ -67,11 +68,14 @@ cow_update_drop(struct cow__fn_group *g, size_t i)
 void
 cow__fn_group_release(struct cow__fn_group *g)
 {
-	if (g == NULL || !cow__ref_put(&g->refs))
+	if (g == NULL || !cow__fn_group_put(g))
 		return;
+	/* Nothing to write back: every write reached the storage when it
+	 * was made (cow__fn_commit_write). */
 	while (g->nupd > 0)
 		cow_update_drop(g, g->nupd - 1);
 	cow__fval_release(g->base);
+	cow_tensor_release(g->input);
 	cow__free(g->alloc, g, sizeof *g);
 }
 
@@ -327,6 +331,59 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 	return cow__fn_path_one(&s, g->alloc, out, func);
 }
 
+/*
+ * A storage group's write-through, the part that can fail: *src = @v's
+ * elements in row-major order (@v itself, or a dense copy of it in *tmp)
+ * and *dst = the storage's element 0 for writing (the storage is
+ * materialised when it is copy-on-write, through the tensor layer's one
+ * write access, as a plain write through the same elements would be).
+ */
+static cow_status_t
+cow_through_begin(struct cow__fn_group *g, struct cow__fval *v,
+    struct cow__fval **tmp, const char **src, char **dst, const char *func)
+{
+	cow_status_t st;
+	bool copy;
+
+	*tmp = NULL;
+	*src = v->be->ops->dense_data(v, &copy);
+	if (copy) {
+		if ((st = v->be->ops->convert(v, v->dtype, v->ndim, v->sizes,
+		    tmp, func)) != COW_OK)
+			return st;
+		*src = (*tmp)->be->ops->dense_data(*tmp, &copy);
+	}
+	/* Values are the layer's own: their reads are never refused. */
+	if (*src == NULL)
+		cow__die("a written value has no readable elements");
+	if ((st = cow__tensor_write_data(g->input, dst, func)) != COW_OK) {
+		cow__fval_release(*tmp);
+		*tmp = NULL;
+	}
+	return st;
+}
+
+/* The part that cannot fail: @src's elements to @t's place in the
+ * storage (@dst is its element 0). */
+static void
+cow_through_end(const cow_tensor_t *t, const char *src, char *dst)
+{
+	int64_t idx[COW__FN_MAXD] = {0}, is = (int64_t)t->itemsize;
+
+	for (int64_t k = 0; k < t->numel; k++) {
+		int64_t off = t->offset;
+
+		for (int d = 0; d < t->ndim; d++)
+			off += idx[d] * t->strides[d];
+		memcpy(dst + off * is, src + k * is, (size_t)is);
+		for (int d = t->ndim - 1; d >= 0; d--) {
+			if (++idx[d] < t->sizes[d])
+				break;
+			idx[d] = 0;
+		}
+	}
+}
+
 /* The queue holds more than its bound allows after a write. */
 static bool
 cow_update_over_bound(const struct cow__fn_group *g)
@@ -341,7 +398,10 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 {
 	struct cow__fn *fn = t->fn;
 	struct cow__fn_group *g = fn->group;
+	struct cow__fval *tmp = NULL;
 	struct cow__fn_path *path;
+	const char *src = NULL;
+	char *dst = NULL;
 	cow_status_t st;
 	size_t i;
 
@@ -352,14 +412,25 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	/* An earlier write left the queue over a bound (its flush could not
 	 * allocate): apply the queue before adding to it, or refuse the write.
 	 * So a queue never holds more than one update past either bound. A
-	 * failure here changes no value anyone can read. */
-	if (cow_update_over_bound(g) &&
-	    (st = cow__fn_group_flush(g, func)) != COW_OK) {
+	 * failure here changes no value anyone can read. A storage group's
+	 * write is also written to the storage: materialising it may fail
+	 * too (last, because its success is reported to the reshape-alias
+	 * simulation). */
+	if ((cow_update_over_bound(g) &&
+	    (st = cow__fn_group_flush(g, func)) != COW_OK) ||
+	    (g->input != NULL && t->numel > 0 &&
+	    (st = cow_through_begin(g, value, &tmp, &src, &dst, func)) !=
+	    COW_OK)) {
 		cow__fn_path_release(path);
 		cow__fval_release(value);
 		return st;
 	}
-	/* Nothing can fail from here on. */
+	/* Nothing can fail from here on. The storage gets the write now, so
+	 * it always holds the group's current values. */
+	if (dst != NULL) {
+		cow_through_end(t, src, dst);
+		cow__fval_release(tmp);
+	}
 	for (i = 0; i < g->nupd;) {
 		if (cow__fn_path_equal(g->upd[i].path, path)) {
 			cow_update_drop(g, i);
@@ -386,6 +457,17 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 }
 
 cow_status_t
+cow__fn_group_fresh(struct cow__fval *v, struct cow__fn_group **out,
+    const char *func)
+{
+	cow_status_t st;
+
+	if ((st = cow_canonical(v, &v, func)) != COW_OK)
+		return st;
+	return cow__fn_group_new(v, out, func);
+}
+
+cow_status_t
 cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
     const char *func)
 {
@@ -393,8 +475,7 @@ cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
 	struct cow__fn_layout l;
 	cow_status_t st;
 
-	if ((st = cow_canonical(v, &v, func)) != COW_OK ||
-	    (st = cow__fn_group_new(v, &g, func)) != COW_OK)
+	if ((st = cow__fn_group_fresh(v, &g, func)) != COW_OK)
 		return st;
 	cow__fval_retain(g->base);
 	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);

@@ -14,19 +14,24 @@
 /*
  * The dispatch step of a creation: when the calling thread creates
  * functional tensors, run the creation once more plainly (into a local
- * `plain`) and hand its result to the layer. @value: the fill value for
- * the trace, or NULL.
+ * `plain`) and hand its result to the layer: @adopt_call, which names
+ * `fst` (the plain call's status), `plain`, `out` and `__func__`.
  */
-#define COW_CREATE_FUNCTIONAL(plain_call, value)                             \
+#define COW_CREATE_FUNCTIONAL_WITH(plain_call, adopt_call)                   \
 	do {                                                                 \
 		if (cow__fn_creating()) {                                    \
 			cow_tensor_t *plain = NULL;                          \
 			cow_status_t fst = (plain_call);                     \
                                                                              \
-			return cow__fn_adopt(fst, plain, (value), out,       \
-			    __func__);                                       \
+			return (adopt_call);                                 \
 		}                                                            \
 	} while (0)
+
+/* A new tensor on a new storage. @value: the fill value for the trace, or
+ * NULL. */
+#define COW_CREATE_FUNCTIONAL(plain_call, value)                             \
+	COW_CREATE_FUNCTIONAL_WITH(plain_call,                               \
+	    cow__fn_adopt(fst, plain, (value), out, __func__))
 
 cow_status_t
 cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
@@ -147,8 +152,10 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 
 	COW__CHECK_NOT_NULL(storage);
 	COW__CHECK_NOT_NULL(out);
-	COW_CREATE_FUNCTIONAL(cow_tensor_from_storage(storage, dtype, ndim,
-	    sizes, strides, offset, &plain), NULL);
+	/* Over the caller's storage: the storage's alias group. */
+	COW_CREATE_FUNCTIONAL_WITH(cow_tensor_from_storage(storage, dtype,
+	    ndim, sizes, strides, offset, &plain),
+	    cow__fn_adopt_storage(fst, plain, out, __func__));
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
 	    NULL, __func__)) != COW_OK)

@@ -1,0 +1,340 @@
+/*
+ * storage_group.c - functional tensors over a user's storage
+ * (cow_tensor_from_storage): one alias group per storage.
+ *
+ * In the strided runtime every tensor over one storage aliases every other
+ * one (tensor.h). Here they belong to one alias group, found by the
+ * storage's address whatever order the tensors are made and released in:
+ * - the group's base is the storage's elements in the group's dtype (a
+ *   1-d tensor over the whole storage, read once when the group is made);
+ * - a tensor's path is the one step that gives its layout over the base
+ *   (none for the whole storage, a view for the whole storage reshaped,
+ *   else the absolute as_strided step of its layout), so its layout is its
+ *   place in the storage and every view, as_strided included, computes
+ *   exactly the strided runtime's layout;
+ * - one dtype per group: a tensor of another dtype over a storage whose
+ *   group lives is refused (COW_EDTYPE), as is one on another backend
+ *   (COW_EINVAL), because a group's base has one dtype and one backend.
+ * The storage is the program's input, and mutations reach it: every write
+ * through the group is also written to the storage before the op returns
+ * (cow__fn_commit_write). PyTorch's functionalization copies input
+ * mutations back at the end of the program; here nothing is left to copy
+ * when the group's last tensor goes, so the release (which cannot fail)
+ * does no work, and a write that cannot reach the storage (COW_ENOMEM
+ * while materialising it) is refused with nothing changed.
+ *
+ * The table maps a storage's address to its group: COW_BUCKETS buckets,
+ * each a list under its own mutex. The group holds a reference on the
+ * storage (through its input tensor), so the address cannot be reused
+ * while the group is in the table.
+ * - A lookup takes its reference on the group under the bucket's lock.
+ * - A storage group's last reference is dropped, and the group taken out
+ *   of the table, in one critical section of the same lock
+ *   (cow__fn_group_put).
+ * So a lookup never finds a group whose last tensor is gone, and threads
+ * that create and release tensors of different storages at the same time
+ * meet only in a bucket's short critical section (a list walk). Uses of
+ * one group stay the user's to serialise (functional.h); if two first
+ * creations over one storage race anyway, both build a group, the first
+ * to insert its own wins and the other joins it, so the table never holds
+ * two groups for one storage.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/die.h"
+#include "core/error.h"
+#include "functional/dispatch.h"
+#include "functional/functional.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+#define COW_BUCKET_BITS 4
+#define COW_BUCKETS (1 << COW_BUCKET_BITS)
+
+struct cow_bucket {
+	pthread_mutex_t lock;
+	struct cow__fn_group *head; /* Synchronization: lock. */
+};
+
+#define COW_BUCKET_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
+
+static struct cow_bucket cow_buckets[COW_BUCKETS] = {
+	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT,
+	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT,
+	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT,
+	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT
+};
+
+/* Fibonacci hashing of the address: its high bits pick the bucket. */
+static struct cow_bucket *
+cow_bucket_of(const cow_storage_t *s)
+{
+	uint64_t h = (uint64_t)(uintptr_t)s * UINT64_C(0x9e3779b97f4a7c15);
+
+	return &cow_buckets[h >> (64 - COW_BUCKET_BITS)];
+}
+
+#ifdef COW_FAULT_FUNCTIONAL_TABLE_UNLOCKED
+/* Negative control (tests/CMakeLists.txt, TSan builds): the table without
+ * its locks; TSan must report the races of functional_storage_threads. */
+static void cow_lock(struct cow_bucket *b) { (void)b; }
+static void cow_unlock(struct cow_bucket *b) { (void)b; }
+#else
+static void
+cow_lock(struct cow_bucket *b)
+{
+	if (pthread_mutex_lock(&b->lock) != 0)
+		cow__die("pthread_mutex_lock");
+}
+
+static void
+cow_unlock(struct cow_bucket *b)
+{
+	if (pthread_mutex_unlock(&b->lock) != 0)
+		cow__die("pthread_mutex_unlock");
+}
+#endif
+
+/* The group of @s, with a new reference, or NULL. Caller holds @b. */
+static struct cow__fn_group *
+cow_find_locked(struct cow_bucket *b, const cow_storage_t *s)
+{
+	for (struct cow__fn_group *g = b->head; g != NULL; g = g->next)
+		if (g->input->storage == s) {
+			/* The count is above 0: it reaches 0 only under
+			 * this lock, and then the group leaves the list. */
+			cow__ref_get(&g->refs);
+			return g;
+		}
+	return NULL;
+}
+
+bool
+cow__fn_group_put(struct cow__fn_group *g)
+{
+	struct cow__fn_group **pp;
+	struct cow_bucket *b;
+	bool last;
+
+	if (g->input == NULL)
+		return cow__ref_put(&g->refs);
+	b = cow_bucket_of(g->input->storage);
+	cow_lock(b);
+	if ((last = cow__ref_put(&g->refs))) {
+		for (pp = &b->head; *pp != g; pp = &(*pp)->next)
+			if (*pp == NULL)
+				cow__die("a storage group is not in its table");
+		*pp = g->next;
+	}
+	cow_unlock(b);
+	return last;
+}
+
+/*
+ * A new group for @plain's storage: its base is the storage's elements in
+ * @plain's dtype, read on @be. Not yet in the table: *whole receives the
+ * plain tensor over the whole storage that becomes its input.
+ */
+static cow_status_t
+cow_group_build(const cow_backend_t *be, const cow_tensor_t *plain,
+    struct cow__fn_group **out, cow_tensor_t **whole, const char *func)
+{
+	char shape[COW__SHAPE_STR_MAX];
+	struct cow__fval *v;
+	cow_tensor_t *w;
+	cow_status_t st;
+	int64_t n;
+
+	/* Every byte a tensor of this dtype can reach: the storage's size
+	 * rounded down to whole elements (at most PTRDIFF_MAX). */
+	n = (int64_t)(cow_storage_nbytes(plain->storage) / plain->itemsize);
+	if ((st = cow__tensor_new(plain->storage, plain->dtype, 1, &n, NULL,
+	    0, &w, func)) != COW_OK)
+		return st;
+	/* Read, not owned: the storage stays the user's (a lazy clone on
+	 * the strided backend, a copy on the opaque one). */
+	if ((st = be->ops->import(be, w, false, &v, func)) != COW_OK) {
+		cow_tensor_release(w);
+		return st;
+	}
+	if (cow__fn_tracing())
+		cow__fn_trace("%%%llu = from_storage(%s, %s)",
+		    (unsigned long long)v->id, cow_dtype_name(v->dtype),
+		    cow__shape_str(shape, v->ndim, v->sizes));
+	if ((st = cow__fn_group_fresh(v, out, func)) != COW_OK) {
+		cow_tensor_release(w);
+		return st;
+	}
+	*whole = w;
+	return COW_OK;
+}
+
+/* The group of @plain's storage (a new reference): the table's, or a new
+ * one inserted into it. */
+static cow_status_t
+cow_group_of(const cow_backend_t *be, const cow_tensor_t *plain,
+    struct cow__fn_group **out, const char *func)
+{
+	struct cow_bucket *b = cow_bucket_of(plain->storage);
+	struct cow__fn_group *g, *mine = NULL;
+	cow_tensor_t *whole = NULL;
+	cow_status_t st;
+
+	cow_lock(b);
+	g = cow_find_locked(b, plain->storage);
+	cow_unlock(b);
+	if (g == NULL) {
+		/* Built outside the lock (it reads the whole storage). */
+		if ((st = cow_group_build(be, plain, &mine, &whole, func)) !=
+		    COW_OK)
+			return st;
+		cow_lock(b);
+		if ((g = cow_find_locked(b, plain->storage)) == NULL) {
+			mine->input = whole;
+			mine->next = b->head;
+			b->head = mine;
+			g = mine;
+			mine = NULL;
+			whole = NULL;
+		}
+		cow_unlock(b);
+		/* Lost a race (see the top): join the winner. */
+		cow__fn_group_release(mine);
+		cow_tensor_release(whole);
+	}
+	if (g->be != be) {
+		st = cow__error(COW_EINVAL, func, "the storage already has "
+		    "functional tensors on backend %s, not %s (one alias "
+		    "group per storage)", g->be->name, be->name);
+		cow__fn_group_release(g);
+		return st;
+	}
+	if (g->dtype != plain->dtype) {
+		st = cow__error(COW_EDTYPE, func, "the storage already has "
+		    "functional tensors of dtype %s, not %s (one alias group "
+		    "per storage, of one dtype: release them first)",
+		    cow_dtype_name(g->dtype), cow_dtype_name(plain->dtype));
+		cow__fn_group_release(g);
+		return st;
+	}
+	*out = g;
+	return COW_OK;
+}
+
+/* Is @l exactly @t's layout? */
+static bool
+cow_layout_is(const struct cow__fn_layout *l, const cow_tensor_t *t)
+{
+	if (l->ndim != t->ndim || l->offset != t->offset)
+		return false;
+	for (int d = 0; d < t->ndim; d++)
+		if (l->sizes[d] != t->sizes[d] || l->strides[d] != t->strides[d])
+			return false;
+	return true;
+}
+
+/*
+ * The path from @g's base to @plain's place in the storage: the cheapest
+ * that gives exactly @plain's layout (every step of a written tensor's
+ * path is scattered through when its write is applied, and a scatter may
+ * copy its parent): none when @plain is the whole base, a view when it is
+ * the whole base reshaped, else the absolute as_strided step of its
+ * layout. *l receives the layout (@plain's).
+ */
+static cow_status_t
+cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
+    struct cow__fn_step *s, struct cow__fn_path **out,
+    struct cow__fn_layout *l, const char *func)
+{
+	struct cow__fn_layout in;
+	cow_status_t st;
+
+	cow__fn_layout_contiguous(&in, g->ndim, g->sizes);
+	if (cow_layout_is(&in, plain)) {
+		*l = in;
+		*out = cow__fn_path_empty();
+		return COW_OK;
+	}
+	memset(s, 0, sizeof *s);
+	/* The whole base reshaped (the view cannot be refused then, so no
+	 * error is recorded for a call that succeeds). */
+	if (plain->contiguous && plain->offset == 0 &&
+	    plain->numel == g->sizes[0]) {
+		s->kind = COW__FN_VIEW;
+		s->ndim = plain->ndim;
+		for (int d = 0; d < plain->ndim; d++)
+			s->sizes[d] = plain->sizes[d];
+		if (cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
+		    l, func) == COW_OK && cow_layout_is(l, plain))
+			return cow__fn_path_one(s, g->alloc, out, func);
+		memset(s, 0, sizeof *s);
+	}
+	s->kind = COW__FN_AS_STRIDED;
+	s->ndim = plain->ndim;
+	for (int d = 0; d < plain->ndim; d++) {
+		s->sizes[d] = plain->sizes[d];
+		s->strides[d] = plain->strides[d];
+	}
+	s->a = plain->offset;
+	/* The plain creation validated the layout against the storage, and
+	 * the base holds every element it can reach. */
+	if ((st = cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
+	    l, func)) != COW_OK)
+		return st;
+	return cow__fn_path_one(s, g->alloc, out, func);
+}
+
+/* A new tensor of @g at @plain's place in the storage. */
+static cow_status_t
+cow_member(struct cow__fn_group *g, const cow_tensor_t *plain,
+    cow_tensor_t **out, const char *func)
+{
+	struct cow__fn_path *path;
+	struct cow__fn_layout l;
+	struct cow__fn_step s;
+	struct cow__fval *v;
+	uint64_t gen;
+	cow_status_t st;
+
+	if ((st = cow_member_path(g, plain, &s, &path, &l, func)) != COW_OK)
+		return st;
+	/* As a view of the base: current only with no update pending. */
+	gen = g->nupd == 0 ? g->generation : COW__FN_STALE;
+	if (path->len == 0) {
+		cow__fval_retain(g->base);
+		v = g->base;
+		st = COW_OK;
+	} else {
+		st = cow__fn_view_copy(&path->steps[0], g->base, &v, func);
+	}
+	if (st == COW_OK)
+		st = cow__fn_tensor_new(g, path, v, gen, &l, out, func);
+	cow__fn_path_release(path);
+	return st;
+}
+
+cow_status_t
+cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
+    cow_tensor_t **out, const char *func)
+{
+	struct cow__fn_group *g = NULL;
+
+#ifdef COW_FAULT_FUNCTIONAL_GROUP_PER_TENSOR
+	/* Negative control (issue 15's bug): a group of its own per tensor,
+	 * a copy of the storage that never sees nor writes the other
+	 * tensors' writes. */
+	return cow__fn_adopt(st, plain, NULL, out, func);
+#endif
+	cow__fn_tls.suspended = false;
+	if (st != COW_OK)
+		return st;
+	if ((st = cow_group_of(cow__fn_thread_backend(), plain, &g, func)) ==
+	    COW_OK) {
+		st = cow_member(g, plain, out, func);
+		cow__fn_group_release(g);
+	}
+	cow_tensor_release(plain);
+	return st;
+}
