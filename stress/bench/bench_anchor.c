@@ -67,73 +67,45 @@ teardown_anchor(struct bench_arg *arg)
 	cow_allocator_trim(bench_allocator());
 }
 
-static uint64_t
-run_lazy_clone_release(struct bench_arg *arg, uint64_t n)
-{
-	struct anchor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		cow_storage_t *c;
-
-		check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
-		cow_storage_release(c);
+/* run_NAME: time n iterations of BODY (which sees st and c). */
+#define ANCHOR_LOOP(name, body)                                         \
+	static uint64_t                                                 \
+	run_##name(struct bench_arg *arg, uint64_t n)                   \
+	{                                                               \
+		struct anchor_state *st = arg->state;                   \
+		uint64_t t0 = bench_now_ns();                           \
+                                                                        \
+		for (uint64_t i = 0; i < n; i++) {                      \
+			cow_storage_t *c;                               \
+			void *p;                                        \
+                                                                        \
+			body                                            \
+			(void)p;                                        \
+		}                                                       \
+		return bench_now_ns() - t0;                             \
 	}
-	return bench_now_ns() - t0;
-}
 
-static uint64_t
-run_materialize_copy(struct bench_arg *arg, uint64_t n)
-{
-	struct anchor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+ANCHOR_LOOP(lazy_clone_release,
+	check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	cow_storage_release(c);)
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_storage_t *c;
-		void *p;
+ANCHOR_LOOP(materialize_copy,
+	check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	check(cow_storage_mutable_data(c, &p), "mutable_data");
+	bench_consume((uintptr_t)p);
+	cow_storage_release(c);)
 
-		check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
-		check(cow_storage_mutable_data(c, &p), "mutable_data");
-		bench_consume((uintptr_t)p);
-		cow_storage_release(c);
-	}
-	return bench_now_ns() - t0;
-}
+ANCHOR_LOOP(materialize_steal,
+	check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	cow_storage_release(st->src);
+	check(cow_storage_mutable_data(c, &p), "mutable_data");
+	((unsigned char *)p)[0] = 3;
+	st->src = c;)
 
-static uint64_t
-run_materialize_steal(struct bench_arg *arg, uint64_t n)
-{
-	struct anchor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		cow_storage_t *c;
-		void *p;
-
-		check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
-		cow_storage_release(st->src);
-		check(cow_storage_mutable_data(c, &p), "mutable_data");
-		((unsigned char *)p)[0] = 3;
-		st->src = c;
-	}
-	return bench_now_ns() - t0;
-}
-
-static uint64_t
-run_eager_clone(struct bench_arg *arg, uint64_t n)
-{
-	struct anchor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		cow_storage_t *c;
-
-		check(cow_storage_lazy_clone(st->unshareable, &c), "eager clone");
-		bench_consume((uintptr_t)cow_storage_const_data(c));
-		cow_storage_release(c);
-	}
-	return bench_now_ns() - t0;
-}
+ANCHOR_LOOP(eager_clone,
+	check(cow_storage_lazy_clone(st->unshareable, &c), "eager clone");
+	bench_consume((uintptr_t)cow_storage_const_data(c));
+	cow_storage_release(c);)
 
 const struct bench bench_anchor_table[] = {
 	{.name = "anchor_lazy_clone_release", .group = "anchor", .sized = true,
