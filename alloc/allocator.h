@@ -10,6 +10,8 @@
 
 #include <cowstore/alloc.h>
 
+#include "alloc/budget.h"
+
 #define COW__ALLOCATOR_NAME_MAX 32
 
 struct cow_allocator_s {
@@ -21,28 +23,41 @@ struct cow_allocator_s {
 	cow_status_t (*trim)(cow_allocator_t *self);
 	cow_status_t (*set_retain_limit)(cow_allocator_t *self, size_t bytes);
 	size_t (*retained_bytes)(cow_allocator_t *self);
+	size_t (*retain_limit)(cow_allocator_t *self);
 	/* Synchronization: atomic (relaxed counters). */
 	uint64_t allocs;
 	uint64_t frees;
 	uint64_t failures;
 	uint64_t bytes_allocated;
 	uint64_t bytes_freed;
+	/* The byte limit (alloc/budget.h); self-synchronised. */
+	cow__budget_t budget;
 };
 
-/* Initialise a handle in place (built-ins and cow_allocator_new). */
+/* Initialise a handle in place (built-ins and cow_allocator_new). Its
+ * limit is @limit; @budget_slot is a built-in's per-thread credit slot
+ * (alloc/budget.h) or COW__BUDGET_NO_SLOT. */
 void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
-    void *state, const char *name, bool builtin);
+    void *state, const char *name, bool builtin, uint64_t limit,
+    int budget_slot);
 
 /*
  * Allocate @nbytes (> 0) aligned to COW_MIN_ALIGNMENT, counted. Returns NULL
  * on failure and sets cow_last_error() naming @func.
  */
 void *cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func);
+/* The same, zero-filled: through ops->alloc_zeroed when the allocator has
+ * one (which need not touch fresh pages), else alloc and memset. */
+void *cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func);
 void cow__free(cow_allocator_t *a, void *ptr, size_t nbytes);
 
 /* The jemalloc allocator, or NULL when this build has none or its arena
  * could not be created. Records no error (cow_allocator_default's probe). */
 cow_allocator_t *cow__jemalloc_get(void);
+
+/* Zeroed memory from a vtable: its alloc_zeroed, or alloc and memset. */
+void *cow__ops_alloc_zeroed(const cow_allocator_ops_t *ops, void *state,
+    size_t nbytes, size_t alignment);
 
 /* The vtable of fault allocators (to recognise their handles). */
 extern const cow_allocator_ops_t cow__fault_ops;
