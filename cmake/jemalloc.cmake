@@ -130,17 +130,14 @@ endif()
 file(GLOB COW_JEMALLOC_OBJECTS "${_cow_je_objdir}/*.o")
 
 # cow_link_jemalloc(TARGET TYPE): the shared library links the archive with
-# its symbols hidden (--exclude-libs) and stays loaded after dlclose
-# (-z nodelete: jemalloc and the allocator register thread-exit and fork
-# handlers that must not outlive their code); a static library carries the
+# its symbols hidden (--exclude-libs); a static library carries the
 # archive's objects.
 function(cow_link_jemalloc name type)
   target_include_directories(${name} PRIVATE ${COW_JEMALLOC_INCLUDE_DIR})
   target_compile_definitions(${name} PRIVATE COW_HAVE_JEMALLOC=1)
   if(type STREQUAL "SHARED")
     target_link_libraries(${name} PRIVATE ${COW_JEMALLOC_LIBRARY})
-    target_link_options(${name} PRIVATE "LINKER:--exclude-libs,libjemalloc_pic.a"
-      "LINKER:-z,nodelete")
+    target_link_options(${name} PRIVATE "LINKER:--exclude-libs,libjemalloc_pic.a")
   else()
     target_sources(${name} PRIVATE ${COW_JEMALLOC_OBJECTS})
   endif()
