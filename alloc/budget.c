@@ -15,10 +15,8 @@
  * which happens before any thread can hold credit in the slot). */
 static cow__budget_t *cow_budget_owner[COW__BUDGET_SLOTS];
 
-/* This thread's unused credit per slot, and whether the thread-exit
- * destructor that gives it back is registered. */
-static _Thread_local uint64_t cow_budget_credit[COW__BUDGET_SLOTS];
-static _Thread_local bool cow_budget_registered;
+_Thread_local uint64_t cow__budget_credit[COW__BUDGET_SLOTS];
+_Thread_local bool cow__budget_registered;
 
 static pthread_key_t cow_budget_key;
 static bool cow_budget_key_ok;
@@ -39,14 +37,14 @@ cow_budget_thread_exit(void *unused)
 
 	(void)unused;
 	for (s = 0; s < COW__BUDGET_SLOTS; s++) {
-		if (cow_budget_credit[s] != 0 && cow_budget_owner[s] != NULL)
+		if (cow__budget_credit[s] != 0 && cow_budget_owner[s] != NULL)
 			cow_budget_return(cow_budget_owner[s],
-			    cow_budget_credit[s]);
-		cow_budget_credit[s] = 0;
+			    cow__budget_credit[s]);
+		cow__budget_credit[s] = 0;
 	}
 	/* A later draw on this thread (another destructor allocating)
 	 * registers again, and glibc runs this destructor again. */
-	cow_budget_registered = false;
+	cow__budget_registered = false;
 }
 
 static void
@@ -92,13 +90,13 @@ cow_budget_take(cow__budget_t *b, uint64_t need, uint64_t want)
 }
 
 bool
-cow__budget_charge(cow__budget_t *b, size_t n)
+cow__budget_charge_slow(cow__budget_t *b, size_t n)
 {
 	uint64_t *credit, need, got;
 
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL)
 		return cow_budget_take(b, n, n) != 0 || n == 0;
-	credit = &cow_budget_credit[b->slot];
+	credit = &cow__budget_credit[b->slot];
 	if (*credit >= n) {
 		*credit -= n;
 		return true;
@@ -106,14 +104,14 @@ cow__budget_charge(cow__budget_t *b, size_t n)
 	need = n - *credit;
 	if ((got = cow_budget_take(b, need, need + COW__BUDGET_CHUNK)) == 0)
 		return false;
-	if (!cow_budget_registered) {
+	if (!cow__budget_registered) {
 		pthread_once(&cow_budget_key_once, cow_budget_key_init);
 		if (cow_budget_key_ok &&
 		    pthread_setspecific(cow_budget_key, &cow_budget_key) == 0)
-			cow_budget_registered = true;
+			cow__budget_registered = true;
 	}
 	*credit = *credit + got - n;
-	if (!cow_budget_registered) {
+	if (!cow__budget_registered) {
 		/* No destructor to give it back: keep no credit. */
 		cow_budget_return(b, *credit);
 		*credit = 0;
@@ -122,16 +120,16 @@ cow__budget_charge(cow__budget_t *b, size_t n)
 }
 
 void
-cow__budget_uncharge(cow__budget_t *b, size_t n)
+cow__budget_uncharge_slow(cow__budget_t *b, size_t n)
 {
 	uint64_t *credit;
 
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL ||
-	    !cow_budget_registered) {
+	    !cow__budget_registered) {
 		cow_budget_return(b, n);
 		return;
 	}
-	credit = &cow_budget_credit[b->slot];
+	credit = &cow__budget_credit[b->slot];
 	*credit += n;
 	if (*credit > 2 * COW__BUDGET_CHUNK) {
 		cow_budget_return(b, *credit - COW__BUDGET_CHUNK);

@@ -54,11 +54,41 @@ typedef struct cow__budget {
  * never-destroyed handle only. */
 void cow__budget_init(cow__budget_t *b, uint64_t limit, int slot);
 
-/* Charge @n bytes. False, charging nothing, when the limit forbids it. */
-bool cow__budget_charge(cow__budget_t *b, size_t n);
+/* This thread's unused credit per slot (budget.c), and whether its
+ * thread-exit hand-back is registered. */
+extern _Thread_local uint64_t cow__budget_credit[COW__BUDGET_SLOTS];
+extern _Thread_local bool cow__budget_registered;
+
+/* The slow paths of the two functions below (budget.c). */
+bool cow__budget_charge_slow(cow__budget_t *b, size_t n);
+void cow__budget_uncharge_slow(cow__budget_t *b, size_t n);
+
+/* Charge @n bytes. False, charging nothing, when the limit forbids it.
+ * Inline: a small request covered by this thread's credit costs a few
+ * instructions and touches no shared memory (the lazy clone path). */
+static inline bool
+cow__budget_charge(cow__budget_t *b, size_t n)
+{
+	if (b->slot != COW__BUDGET_NO_SLOT && n <= COW__BUDGET_SMALL &&
+	    cow__budget_credit[b->slot] >= n) {
+		cow__budget_credit[b->slot] -= n;
+		return true;
+	}
+	return cow__budget_charge_slow(b, n);
+}
 
 /* Give back @n bytes charged before (on any thread). */
-void cow__budget_uncharge(cow__budget_t *b, size_t n);
+static inline void
+cow__budget_uncharge(cow__budget_t *b, size_t n)
+{
+	if (b->slot != COW__BUDGET_NO_SLOT && n <= COW__BUDGET_SMALL &&
+	    cow__budget_registered &&
+	    cow__budget_credit[b->slot] + n <= 2 * COW__BUDGET_CHUNK) {
+		cow__budget_credit[b->slot] += n;
+		return;
+	}
+	cow__budget_uncharge_slow(b, n);
+}
 
 /* The bytes charged now, per-thread credit included. */
 uint64_t cow__budget_used(const cow__budget_t *b);
