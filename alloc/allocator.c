@@ -11,13 +11,15 @@
 
 void
 cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
-    void *state, const char *name, bool builtin)
+    void *state, const char *name, bool builtin, uint64_t limit,
+    int budget_slot)
 {
 	memset(a, 0, sizeof *a);
 	a->ops = ops;
 	a->state = state;
 	a->builtin = builtin;
 	strncpy(a->name, name, sizeof a->name - 1);
+	cow__budget_init(&a->budget, limit, budget_slot);
 	a->tc_ok = cow__tc_slots_get(COW__ALLOC_COUNTERS, &a->tc_first);
 }
 
@@ -58,6 +60,19 @@ cow_counters(const cow_allocator_t *a, unsigned first, unsigned n,
 		out[i] = cow__counter_load(&a->shared[first + i]);
 }
 
+void *
+cow__ops_alloc_zeroed(const cow_allocator_ops_t *ops, void *state,
+    size_t nbytes, size_t alignment)
+{
+	void *p;
+
+	if (ops->alloc_zeroed != NULL)
+		return ops->alloc_zeroed(state, nbytes, alignment);
+	if ((p = ops->alloc(state, nbytes, alignment)) != NULL)
+		memset(p, 0, nbytes);
+	return p;
+}
+
 static bool
 cow_is_power_of_two(size_t x)
 {
@@ -66,14 +81,28 @@ cow_is_power_of_two(size_t x)
 
 static void *
 cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
-    const char *func)
+    bool zeroed, const char *func)
 {
 	void *p;
 
 	if (alignment < COW_MIN_ALIGNMENT)
 		alignment = COW_MIN_ALIGNMENT;
-	p = a->ops->alloc(a->state, nbytes, alignment);
+	/* The limit first: a refused request never reaches the back end (and
+	 * never maps, let alone touches, a page). */
+	if (!cow__budget_charge(&a->budget, nbytes)) {
+		cow__counter_add(&a->failures, 1);
+		cow__error(COW_ENOMEM, func,
+		    "allocator '%s' refused %zu bytes: over its limit of "
+		    "%llu bytes (%llu in use; cow_allocator_set_limit)",
+		    a->name, nbytes,
+		    (unsigned long long)cow__counter_load(&a->budget.limit),
+		    (unsigned long long)cow__budget_used(&a->budget));
+		return NULL;
+	}
+	p = zeroed ? cow__ops_alloc_zeroed(a->ops, a->state, nbytes,
+	    alignment) : a->ops->alloc(a->state, nbytes, alignment);
 	if (p == NULL) {
+		cow__budget_uncharge(&a->budget, nbytes);
 		cow__counter_add(&a->failures, 1);
 		cow__error(COW_ENOMEM, func,
 		    "allocator '%s' could not allocate %zu bytes", a->name,
@@ -87,7 +116,13 @@ cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 void *
 cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
 {
-	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, func);
+	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, false, func);
+}
+
+void *
+cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func)
+{
+	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, true, func);
 }
 
 void
@@ -96,6 +131,7 @@ cow__free(cow_allocator_t *a, void *ptr, size_t nbytes)
 	if (ptr == NULL)
 		return;
 	a->ops->free(a->state, ptr, nbytes, COW_MIN_ALIGNMENT);
+	cow__budget_uncharge(&a->budget, nbytes);
 	cow_count(a, COW__ALLOC_FREES, nbytes);
 }
 
@@ -115,7 +151,8 @@ cow_allocator_new(const cow_allocator_ops_t *ops, void *state,
 	if (a == NULL)
 		return cow__error(COW_ENOMEM, __func__,
 		    "could not allocate the handle for '%s'", name);
-	cow__allocator_init(a, ops, state, name, false);
+	cow__allocator_init(a, ops, state, name, false, COW__BUDGET_NO_LIMIT,
+	    COW__BUDGET_NO_SLOT);
 	*out = a;
 	return COW_OK;
 }
@@ -189,6 +226,36 @@ cow_allocator_set_retain_limit(cow_allocator_t *allocator, size_t bytes)
 	return allocator->set_retain_limit(allocator, bytes);
 }
 
+cow_status_t
+cow_allocator_set_limit(cow_allocator_t *allocator, size_t bytes)
+{
+	COW__CHECK_NOT_NULL(allocator);
+	cow__counter_store(&allocator->budget.limit,
+	    bytes == COW_ALLOCATOR_NO_LIMIT ? COW__BUDGET_NO_LIMIT :
+	    (uint64_t)bytes);
+	return COW_OK;
+}
+
+size_t
+cow_allocator_limit(const cow_allocator_t *allocator)
+{
+	uint64_t limit;
+
+	if (allocator == NULL)
+		return 0;
+	limit = cow__counter_load(&allocator->budget.limit);
+	return limit >= (uint64_t)SIZE_MAX ? COW_ALLOCATOR_NO_LIMIT :
+	    (size_t)limit;
+}
+
+size_t
+cow_allocator_retain_limit(cow_allocator_t *allocator)
+{
+	if (allocator == NULL || allocator->retain_limit == NULL)
+		return 0;
+	return allocator->retain_limit(allocator);
+}
+
 size_t
 cow_allocator_retained_bytes(cow_allocator_t *allocator)
 {
@@ -215,7 +282,7 @@ cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
 		    (size_t)PTRDIFF_MAX);
 		return NULL;
 	}
-	return cow_alloc_aligned(allocator, nbytes, alignment, __func__);
+	return cow_alloc_aligned(allocator, nbytes, alignment, false, __func__);
 }
 
 void
@@ -227,5 +294,6 @@ cow_allocator_free(cow_allocator_t *allocator, void *ptr, size_t nbytes,
 	if (alignment < COW_MIN_ALIGNMENT)
 		alignment = COW_MIN_ALIGNMENT;
 	allocator->ops->free(allocator->state, ptr, nbytes, alignment);
+	cow__budget_uncharge(&allocator->budget, nbytes);
 	cow_count(allocator, COW__ALLOC_FREES, nbytes);
 }

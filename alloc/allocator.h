@@ -10,6 +10,7 @@
 
 #include <cowstore/alloc.h>
 
+#include "alloc/budget.h"
 #include "core/tcounter.h"
 
 #define COW__ALLOCATOR_NAME_MAX 32
@@ -23,6 +24,7 @@ struct cow_allocator_s {
 	cow_status_t (*trim)(cow_allocator_t *self);
 	cow_status_t (*set_retain_limit)(cow_allocator_t *self, size_t bytes);
 	size_t (*retained_bytes)(cow_allocator_t *self);
+	size_t (*retain_limit)(cow_allocator_t *self);
 	/*
 	 * Counters. Allocations, frees and their bytes are per-thread
 	 * counters (core/tcounter.h) in slots [tc_first, tc_first + 4) when
@@ -34,6 +36,8 @@ struct cow_allocator_s {
 	unsigned tc_first; /* Read-only after init. */
 	uint64_t shared[4]; /* Synchronization: atomic (relaxed). */
 	uint64_t failures;  /* Synchronization: atomic (relaxed). */
+	/* The byte limit (alloc/budget.h); self-synchronised. */
+	cow__budget_t budget;
 };
 
 /* The counters of a handle, in slot order. */
@@ -45,23 +49,33 @@ enum cow__alloc_counter {
 	COW__ALLOC_COUNTERS
 };
 
+/* Initialise a handle in place (built-ins and cow_allocator_new). Its
+ * limit is @limit; @budget_slot is a built-in's per-thread credit slot
+ * (alloc/budget.h) or COW__BUDGET_NO_SLOT. */
+void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
+    void *state, const char *name, bool builtin, uint64_t limit,
+    int budget_slot);
+
 /* Return a handle's counter slots (cow_allocator_destroy). */
 void cow__allocator_fini(cow_allocator_t *a);
-
-/* Initialise a handle in place (built-ins and cow_allocator_new). */
-void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
-    void *state, const char *name, bool builtin);
 
 /*
  * Allocate @nbytes (> 0) aligned to COW_MIN_ALIGNMENT, counted. Returns NULL
  * on failure and sets cow_last_error() naming @func.
  */
 void *cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func);
+/* The same, zero-filled: through ops->alloc_zeroed when the allocator has
+ * one (which need not touch fresh pages), else alloc and memset. */
+void *cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func);
 void cow__free(cow_allocator_t *a, void *ptr, size_t nbytes);
 
 /* The jemalloc allocator, or NULL when this build has none or its arena
  * could not be created. Records no error (cow_allocator_default's probe). */
 cow_allocator_t *cow__jemalloc_get(void);
+
+/* Zeroed memory from a vtable: its alloc_zeroed, or alloc and memset. */
+void *cow__ops_alloc_zeroed(const cow_allocator_ops_t *ops, void *state,
+    size_t nbytes, size_t alignment);
 
 /* The vtable of fault allocators (to recognise their handles). */
 extern const cow_allocator_ops_t cow__fault_ops;

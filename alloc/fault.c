@@ -64,6 +64,19 @@ cow_fault_alloc(void *state, size_t nbytes, size_t alignment)
 	return f->inner->ops->alloc(f->inner->state, nbytes, alignment);
 }
 
+static void *
+cow_fault_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
+{
+	struct cow_fault_state *f = state;
+
+	if (cow_fault_should_fail(f)) {
+		cow__counter_add(&f->injected, 1);
+		return NULL;
+	}
+	return cow__ops_alloc_zeroed(f->inner->ops, f->inner->state, nbytes,
+	    alignment);
+}
+
 static void
 cow_fault_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
@@ -75,6 +88,7 @@ cow_fault_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 const cow_allocator_ops_t cow__fault_ops = {
 	.alloc = cow_fault_alloc,
 	.free = cow_fault_free,
+	.alloc_zeroed = cow_fault_alloc_zeroed,
 };
 
 cow_status_t
@@ -94,7 +108,8 @@ cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 		    "could not allocate the fault allocator");
 	}
 	f->inner = inner;
-	cow__allocator_init(a, &cow__fault_ops, f, "fault", false);
+	cow__allocator_init(a, &cow__fault_ops, f, "fault", false,
+	    COW__BUDGET_NO_LIMIT, COW__BUDGET_NO_SLOT);
 	*out = a;
 	return COW_OK;
 }

@@ -3,6 +3,11 @@
  * arena, used with mallocx/sdallocx(MALLOCX_ARENA | MALLOCX_TCACHE_NONE) so
  * freed buffers go straight back to this arena and its own policy.
  *
+ * The jemalloc is the library's own copy (cmake/jemalloc.cmake): every name
+ * is prefixed cow__je_ and hidden in libcowstore.so, so it never replaces or
+ * meets the host's malloc, and its TLS is global-dynamic, so the library
+ * loads with dlopen.
+ *
  * Tuning (measured in docs/performance.md): materialisation is a copy into a
  * fresh buffer, and fresh pages cost a page fault each. jemalloc's defaults
  * purge large freed extents at once (and the rest after 10 s), so a steady
@@ -10,7 +15,8 @@
  * never purges on a timer (dirty_decay_ms = muzzy_decay_ms = -1): freed
  * buffers stay mapped and warm for the next copy. A retention cap bounds
  * that memory: every time a quarter of the cap has been freed, the arena's
- * retained pages are measured, and above the cap they are all purged.
+ * retained pages are measured, and above the cap they are all purged. The
+ * default cap is 1/16 of physical memory, at most COW_RETAIN_LIMIT_MAX.
  *
  * Small allocations (storage and context structs) go through a per-thread
  * explicit tcache of this arena (tcache.create), so lazy clones do not take
@@ -38,7 +44,8 @@
 #include "core/sync.h"
 
 #ifdef COW_HAVE_JEMALLOC
-#include <jemalloc/jemalloc.h>
+/* The private build (cmake/jemalloc.cmake): every name is prefixed. */
+#include "cow_jemalloc.h"
 
 static cow_allocator_t cow_jemalloc_allocator;
 static unsigned cow_jemalloc_arena; /* Read-only after init. */
@@ -67,7 +74,7 @@ cow_jemalloc_tcache_destroy(void *slot)
 	unsigned tc = (unsigned)(uintptr_t)slot - 1;
 
 	cow_jemalloc_tcache_slot = 0;
-	mallctl("tcache.destroy", NULL, NULL, &tc, sizeof tc);
+	cow__je_mallctl("tcache.destroy", NULL, NULL, &tc, sizeof tc);
 }
 
 static int
@@ -79,7 +86,7 @@ cow_jemalloc_tcache_flag(size_t nbytes)
 	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
 		return MALLOCX_TCACHE_NONE;
 	if (cow_jemalloc_tcache_slot == 0) {
-		if (mallctl("tcache.create", &tc, &sz, NULL, 0) != 0)
+		if (cow__je_mallctl("tcache.create", &tc, &sz, NULL, 0) != 0)
 			return MALLOCX_TCACHE_NONE;
 		cow_jemalloc_tcache_slot = tc + 1;
 		pthread_setspecific(cow_jemalloc_tcache_key,
@@ -105,7 +112,7 @@ cow_jemalloc_arena_ctl(const char *leaf, void *oldp, size_t *oldlen,
 	char name[64];
 
 	snprintf(name, sizeof name, "arena.%u.%s", cow_jemalloc_arena, leaf);
-	return mallctl(name, oldp, oldlen, newp, newlen);
+	return cow__je_mallctl(name, oldp, oldlen, newp, newlen);
 }
 
 static size_t
@@ -116,15 +123,15 @@ cow_jemalloc_retained(cow_allocator_t *self)
 	char name[64];
 
 	(void)self;
-	mallctl("epoch", &epoch, &sz, &epoch, sz);
+	cow__je_mallctl("epoch", &epoch, &sz, &epoch, sz);
 	sz = sizeof pdirty;
 	snprintf(name, sizeof name, "stats.arenas.%u.pdirty",
 	    cow_jemalloc_arena);
-	mallctl(name, &pdirty, &sz, NULL, 0);
+	cow__je_mallctl(name, &pdirty, &sz, NULL, 0);
 	sz = sizeof pmuzzy;
 	snprintf(name, sizeof name, "stats.arenas.%u.pmuzzy",
 	    cow_jemalloc_arena);
-	mallctl(name, &pmuzzy, &sz, NULL, 0);
+	cow__je_mallctl(name, &pmuzzy, &sz, NULL, 0);
 	return (pdirty + pmuzzy) * cow_jemalloc_page;
 }
 
@@ -144,6 +151,27 @@ cow_jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
 	(void)self;
 	cow__counter_store(&cow_jemalloc_retain_limit, bytes);
 	return COW_OK;
+}
+
+static size_t
+cow_jemalloc_get_retain_limit(cow_allocator_t *self)
+{
+	uint64_t limit = cow__counter_load(&cow_jemalloc_retain_limit);
+
+	(void)self;
+	return limit >= (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)limit;
+}
+
+/* The default retention cap: 1/16 of physical memory, at most
+ * COW_RETAIN_LIMIT_MAX (that bound if physical memory is unknown). */
+static uint64_t
+cow_jemalloc_default_retain_limit(void)
+{
+	uint64_t ram = cow__physical_memory();
+
+	if (ram == 0 || ram / 16 > COW_RETAIN_LIMIT_MAX)
+		return COW_RETAIN_LIMIT_MAX;
+	return ram / 16;
 }
 
 /* Called after each free: enforce the retention cap, amortised. */
@@ -181,21 +209,38 @@ cow_jemalloc_advise_huge(void *p, size_t nbytes)
 }
 
 static void *
-cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
+cow_jemalloc_alloc_flags(size_t nbytes, int flags)
 {
-	void *p = mallocx(nbytes, cow_jemalloc_flags(nbytes, alignment));
+	void *p = cow__je_mallocx(nbytes, flags);
 
-	(void)state;
 	if (p != NULL && cow_jemalloc_thp && nbytes >= COW_JEMALLOC_HUGE_PAGE)
 		cow_jemalloc_advise_huge(p, nbytes);
 	return p;
+}
+
+static void *
+cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
+{
+	(void)state;
+	return cow_jemalloc_alloc_flags(nbytes,
+	    cow_jemalloc_flags(nbytes, alignment));
+}
+
+/* MALLOCX_ZERO: jemalloc knows which pages are fresh from the kernel (and
+ * so already zero) and writes only the others, like calloc. */
+static void *
+cow_jemalloc_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
+{
+	(void)state;
+	return cow_jemalloc_alloc_flags(nbytes,
+	    cow_jemalloc_flags(nbytes, alignment) | MALLOCX_ZERO);
 }
 
 static void
 cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
-	sdallocx(ptr, nbytes, cow_jemalloc_flags(nbytes, alignment));
+	cow__je_sdallocx(ptr, nbytes, cow_jemalloc_flags(nbytes, alignment));
 	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
 		cow_jemalloc_after_free(nbytes);
 }
@@ -203,6 +248,7 @@ cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 static const cow_allocator_ops_t cow_jemalloc_ops = {
 	.alloc = cow_jemalloc_alloc,
 	.free = cow_jemalloc_free,
+	.alloc_zeroed = cow_jemalloc_alloc_zeroed,
 };
 
 static void
@@ -218,12 +264,12 @@ cow_jemalloc_init(void)
 	if (pthread_key_create(&cow_jemalloc_tcache_key,
 	    cow_jemalloc_tcache_destroy) != 0)
 		return;
-	if (mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
+	if (cow__je_mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;
 	cow_jemalloc_arena = ind;
 	sz = sizeof cow_jemalloc_page;
-	mallctl("arenas.page", &cow_jemalloc_page, &sz, NULL, 0);
+	cow__je_mallctl("arenas.page", &cow_jemalloc_page, &sz, NULL, 0);
 	/* No timed purging; the retention cap bounds the memory instead.
 	 * COW_JEMALLOC_DECAY_MS overrides it (docs/performance.md measures
 	 * 0, jemalloc's default 10000, and never). */
@@ -233,17 +279,19 @@ cow_jemalloc_init(void)
 	    sizeof decay);
 	cow_jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
 	    sizeof decay);
-	cow_jemalloc_retain_limit = COW_JEMALLOC_DEFAULT_RETAIN_LIMIT;
+	cow_jemalloc_retain_limit = cow_jemalloc_default_retain_limit();
 	if (env != NULL && *env != '\0')
 		cow_jemalloc_retain_limit =
 		    (uint64_t)strtoull(env, NULL, 10) << 20;
 	cow_jemalloc_thp = thp == NULL || strcmp(thp, "0") != 0;
 	cow__allocator_init(&cow_jemalloc_allocator, &cow_jemalloc_ops, NULL,
-	    "jemalloc", true);
+	    "jemalloc", true, cow__budget_default_limit(),
+	    COW__BUDGET_SLOT_JEMALLOC);
 	cow_jemalloc_allocator.trim = cow_jemalloc_trim;
 	cow_jemalloc_allocator.set_retain_limit =
 	    cow_jemalloc_set_retain_limit;
 	cow_jemalloc_allocator.retained_bytes = cow_jemalloc_retained;
+	cow_jemalloc_allocator.retain_limit = cow_jemalloc_get_retain_limit;
 	cow_jemalloc_ready = true;
 }
 

@@ -1,12 +1,52 @@
 /*
- * system.c - the system allocator (posix_memalign/free) and the choice of
+ * system.c - the system allocator (the C library's malloc) and the choice of
  * the default allocator.
+ *
+ * Small blocks come from posix_memalign. Blocks of COW_SYSTEM_LARGE bytes
+ * and more come from malloc or calloc with room to align them, the start of
+ * the C library's block stored just below the aligned pointer: calloc knows
+ * when its memory is fresh from the kernel (glibc serves such sizes with
+ * mmap) and then does not write it, so a zero-filled storage costs no
+ * resident memory until it is written. Which of the two a block came from
+ * is a function of its size, which the sized free is given.
  */
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "alloc/allocator.h"
+
+/* glibc's default mmap threshold: calloc skips the zeroing from here on. */
+#define COW_SYSTEM_LARGE ((size_t)128 << 10)
+
+static bool
+cow_system_is_large(size_t nbytes)
+{
+	return nbytes >= COW_SYSTEM_LARGE;
+}
+
+/* A large block: @nbytes aligned to @alignment (a power of two >= 16)
+ * inside a C library block whose start is stored just below it. */
+static void *
+cow_system_large(size_t nbytes, size_t alignment, bool zeroed)
+{
+	uintptr_t base, aligned;
+	void *p;
+
+	if (nbytes > SIZE_MAX - alignment)
+		return NULL;
+	p = zeroed ? calloc(1, nbytes + alignment) : malloc(nbytes + alignment);
+	if (p == NULL)
+		return NULL;
+	/* malloc aligns to 16, so the first multiple of @alignment at least
+	 * a pointer past the start is at most @alignment past it. */
+	base = (uintptr_t)p;
+	aligned = (base + sizeof(void *) + alignment - 1) &
+	    ~(uintptr_t)(alignment - 1);
+	memcpy((void *)(aligned - sizeof(void *)), &p, sizeof p);
+	return (void *)aligned;
+}
 
 static void *
 cow_system_alloc(void *state, size_t nbytes, size_t alignment)
@@ -14,23 +54,44 @@ cow_system_alloc(void *state, size_t nbytes, size_t alignment)
 	void *p = NULL;
 
 	(void)state;
+	if (cow_system_is_large(nbytes))
+		return cow_system_large(nbytes, alignment, false);
 	if (posix_memalign(&p, alignment, nbytes) != 0)
 		return NULL;
+	return p;
+}
+
+static void *
+cow_system_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
+{
+	void *p;
+
+	if (cow_system_is_large(nbytes))
+		return cow_system_large(nbytes, alignment, true);
+	if ((p = cow_system_alloc(state, nbytes, alignment)) != NULL)
+		memset(p, 0, nbytes);
 	return p;
 }
 
 static void
 cow_system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
+	void *base;
+
 	(void)state;
-	(void)nbytes;
 	(void)alignment;
+	if (cow_system_is_large(nbytes)) {
+		memcpy(&base, (char *)ptr - sizeof base, sizeof base);
+		free(base);
+		return;
+	}
 	free(ptr);
 }
 
 static const cow_allocator_ops_t cow_system_ops = {
 	.alloc = cow_system_alloc,
 	.free = cow_system_free,
+	.alloc_zeroed = cow_system_alloc_zeroed,
 };
 
 static cow_status_t
@@ -48,7 +109,8 @@ static void
 cow_system_init(void)
 {
 	cow__allocator_init(&cow_system_allocator, &cow_system_ops, NULL,
-	    "system", true);
+	    "system", true, cow__budget_default_limit(),
+	    COW__BUDGET_SLOT_SYSTEM);
 	cow_system_allocator.trim = cow_system_trim;
 }
 

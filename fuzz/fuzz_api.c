@@ -124,7 +124,8 @@ capped_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 	fail(t, "user free of %p, which it did not allocate", ptr);
 }
 
-static const cow_allocator_ops_t capped_ops = {capped_alloc, capped_free};
+static const cow_allocator_ops_t capped_ops = {.alloc = capped_alloc,
+    .free = capped_free};
 
 static void
 count_deleter(void *data, size_t nbytes, void *ctx)
@@ -483,8 +484,8 @@ call_release(struct api *t, struct fuzz_input *in)
 static void
 call_allocator_new(struct api *t, struct fuzz_input *in)
 {
-	static const cow_allocator_ops_t no_alloc = {NULL, capped_free};
-	static const cow_allocator_ops_t no_free = {capped_alloc, NULL};
+	static const cow_allocator_ops_t no_alloc = {.free = capped_free};
+	static const cow_allocator_ops_t no_free = {.alloc = capped_alloc};
 	char name[80];
 	uint8_t how = fuzz_u8(in), len = fuzz_u8(in) % sizeof name;
 	const cow_allocator_ops_t *ops;

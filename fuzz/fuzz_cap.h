@@ -44,6 +44,6 @@ cap_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 }
 
 /* The vtable for cow_allocator_new(&cap_ops, &a_struct_cap, ...). */
-static const cow_allocator_ops_t cap_ops = {cap_alloc, cap_free};
+static const cow_allocator_ops_t cap_ops = {.alloc = cap_alloc, .free = cap_free};
 
 #endif

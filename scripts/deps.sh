@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# deps.sh - make sure the Debian packages cowstore needs are installed.
-# As root: installs what is missing (apt-get update first). Otherwise: prints
-# the exact command to run and exits 1. Used by run.sh and test.sh.
+# deps.sh - make sure what cowstore needs is on this machine:
+#  1. the Debian packages. As root: installs what is missing (apt-get update
+#     first). Otherwise: prints the exact command to run and exits 1.
+#  2. jemalloc's source tarball (Debian's source package, orig tarball), in
+#     the cache ${XDG_CACHE_HOME:-$HOME/.cache}/cowstore, checked against the
+#     SHA-256 the repository pins in cmake/jemalloc.sha256. CMake builds a
+#     private, prefixed copy of it from there (cmake/jemalloc.cmake). As root
+#     it adds a deb-src entry for the configured Debian suites if there is
+#     none; otherwise it prints what to do and exits 1.
+# Used by run.sh, test.sh and bench.sh.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
 	cmake make gcc clang pkg-config   # build
-	libck-dev libjemalloc-dev         # runtime dependencies
+	libck-dev                         # runtime dependency
 	libcriterion-dev                  # unit tests
 	libclang-rt-dev                   # sanitizers and libFuzzer for clang
 	valgrind spin                     # memcheck, protocol model checking
+	python3                           # embedding test (ctypes)
 	gnuplot-nox                       # benchmark charts
 )
+
+is_root() {
+	[ "$(id -u)" -eq 0 ]
+}
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,18 +34,90 @@ for p in "${packages[@]}"; do
 	fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
+if [ ${#missing[@]} -ne 0 ]; then
+	if ! is_root; then
+		echo "cowstore: missing Debian packages: ${missing[*]}" >&2
+		echo "Run as root:" >&2
+		echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
+		exit 1
+	fi
+	echo "cowstore: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >&2
+	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+fi
+
+# --- jemalloc source ------------------------------------------------------
+read -r je_sha je_file < cmake/jemalloc.sha256
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/cowstore
+tarball=$cache/$je_file
+
+sha_ok() {
+	[ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$je_sha" ]
+}
+
+if sha_ok "$tarball"; then
 	exit 0
 fi
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "cowstore: missing Debian packages: ${missing[*]}" >&2
-	echo "Run as root:" >&2
-	echo "  apt-get update && apt-get install -y ${missing[*]}" >&2
-	exit 1
+has_source_index() {
+	apt-cache showsrc jemalloc 2>/dev/null | grep -q '^Package: jemalloc$'
+}
+
+# deb-src twins of the machine's Debian entries (deb822 .sources stanzas
+# whose URIs are Debian's, and one-line "deb" entries of sources.list).
+add_deb_src() {
+	local f out=/etc/apt/sources.list.d/cowstore-deb-src.sources
+	: > "$out.tmp"
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && [ "$f" != "$out" ] || continue
+		awk 'BEGIN { RS = ""; ORS = "\n\n" }
+		    /(^|\n)Types:[^\n]*deb/ && /(^|\n)URIs:[^\n]*debian/ &&
+		    !/(^|\n)Types:[^\n]*deb-src/ {
+			sub(/(^|\n)Types:[^\n]*/, "\nTypes: deb-src")
+			sub(/^\n/, ""); print }' "$f" >> "$out.tmp"
+	done
+	if [ -f /etc/apt/sources.list ]; then
+		sed -n 's/^deb \(.*debian.*\)/deb-src \1/p' /etc/apt/sources.list \
+		    > /etc/apt/sources.list.d/cowstore-deb-src.list
+		[ -s /etc/apt/sources.list.d/cowstore-deb-src.list ] ||
+		    rm -f /etc/apt/sources.list.d/cowstore-deb-src.list
+	fi
+	if [ -s "$out.tmp" ]; then
+		mv "$out.tmp" "$out"
+	else
+		rm -f "$out.tmp"
+	fi
+}
+
+if ! has_source_index; then
+	if ! is_root; then
+		cat >&2 <<EOF
+cowstore: jemalloc's source is not in $cache and apt has no source index.
+Either, as root, run scripts/deps.sh (it adds a deb-src entry and fetches
+it), or put $je_file (SHA-256 $je_sha)
+in $cache, or configure with -DCOW_JEMALLOC_SOURCE=PATH, or build without
+jemalloc: -DCOW_WITH_JEMALLOC=OFF.
+EOF
+		exit 1
+	fi
+	echo "cowstore: adding a deb-src entry for jemalloc's source" >&2
+	add_deb_src
+	apt-get update -q >&2
 fi
 
-echo "cowstore: installing ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >&2
-apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/fetch.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# apt drops to the _apt user for downloads when it can write the directory.
+if is_root && id _apt >/dev/null 2>&1; then
+	chown _apt "$work"
+fi
+echo "cowstore: fetching jemalloc's source package into $cache" >&2
+(cd "$work" && apt-get source -q --download-only jemalloc >&2)
+if ! sha_ok "$work/$je_file"; then
+	echo "cowstore: $work/$je_file is missing or its SHA-256 is not" \
+	    "$je_sha (cmake/jemalloc.sha256)" >&2
+	exit 1
+fi
+mv "$work/$je_file" "$tarball"

@@ -8,13 +8,19 @@
  * Lifetime rule: an allocator must outlive every storage that uses it.
  * cow_allocator_destroy() refuses (COW_EBUSY) while allocations are live.
  *
+ * Memory budget: every handle has a byte limit (cow_allocator_set_limit);
+ * a request over what is left fails with COW_ENOMEM, naming the limit,
+ * before the back end is called. The built-in allocators start with three
+ * quarters of physical memory (COW_MEMORY_LIMIT_MB overrides it), the
+ * others with none.
+ *
  * Back ends shipped:
- * - jemalloc: a private jemalloc arena (mallocx/sdallocx with MALLOCX_ARENA).
- *   Present only in builds configured with jemalloc (normal builds). Linking
- *   libcowstore in such a build links libjemalloc, which replaces malloc for
- *   the whole host process (jemalloc is not prefixed on Debian): embedders who
- *   do not want that build with -DCOW_WITH_JEMALLOC=OFF.
- * - system: posix_memalign/free. Used by default in sanitizer and fuzz builds.
+ * - jemalloc: a private jemalloc arena (mallocx/sdallocx with MALLOCX_ARENA)
+ *   from the library's own copy of jemalloc, whose names are all prefixed
+ *   and hidden: it never replaces the host's malloc. Present only in builds
+ *   configured with jemalloc (normal builds).
+ * - system: the C library's malloc. Used by default in sanitizer, fuzz and
+ *   -DCOW_WITH_JEMALLOC=OFF builds.
  * - fault: wraps another allocator and fails chosen allocations (tests).
  */
 #ifndef COWSTORE_ALLOC_H
@@ -36,16 +42,21 @@ extern "C" {
 typedef struct cow_allocator_s cow_allocator_t;
 
 /*
- * The vtable a user implements. Both functions may be called from any thread
+ * The vtable a user implements. The functions may be called from any thread
  * at the same time; they must be thread-safe.
  * - alloc: return nbytes (> 0) bytes aligned to alignment (a power of two,
  *   at least COW_MIN_ALIGNMENT), or NULL on failure.
- * - free: release a block from alloc; nbytes and alignment are the values
- *   passed to alloc (a sized free).
+ * - free: release a block from alloc or alloc_zeroed; nbytes and alignment
+ *   are the values passed to it (a sized free).
+ * - alloc_zeroed (optional, may be NULL): as alloc, but the bytes read as
+ *   zero, as calloc does; an allocator that knows fresh pages are zero can
+ *   skip writing them. When NULL the library calls alloc and zeroes the
+ *   block itself (cow_storage_new).
  */
 typedef struct cow_allocator_ops_s {
 	void *(*alloc)(void *state, size_t nbytes, size_t alignment);
 	void (*free)(void *state, void *ptr, size_t nbytes, size_t alignment);
+	void *(*alloc_zeroed)(void *state, size_t nbytes, size_t alignment);
 } cow_allocator_ops_t;
 
 /* Counters kept for every allocator handle. */
@@ -156,16 +167,50 @@ COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
  */
 COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
 
-/* Default cap on freed memory the jemalloc arena retains (bytes). */
-#define COW_JEMALLOC_DEFAULT_RETAIN_LIMIT ((size_t)512 << 20)
+/* cow_allocator_limit's value for "no limit". */
+#define COW_ALLOCATOR_NO_LIMIT SIZE_MAX
+
+/**
+ * cow_allocator_set_limit - set the allocator's byte limit: the bytes live
+ * through this handle (as requested, storage structs and data alike) never
+ * exceed it. A request that would go over fails with COW_ENOMEM and a
+ * message naming the limit, without calling the back end. Lowering the
+ * limit below what is live frees nothing; requests fail until enough is
+ * released. COW_ALLOCATOR_NO_LIMIT removes the limit.
+ * Defaults: the built-in allocators (system, jemalloc) start at three
+ * quarters of physical memory, or COW_MEMORY_LIMIT_MB MiB when that
+ * environment variable is set when they are first used (0: no limit);
+ * user and fault allocators start with no limit.
+ * Exactness: a built-in allocator charges small requests (16 KiB or less)
+ * to a per-thread credit drawn in 256 KiB chunks, so it may refuse a
+ * request up to 512 KiB per thread early; never late.
+ * Ownership: none. Thread-safety: any thread (an atomic store);
+ * allocations running meanwhile see the old or the new limit.
+ * Errors: COW_EINVAL (NULL).
+ */
+COW_API cow_status_t cow_allocator_set_limit(cow_allocator_t *allocator,
+    size_t bytes);
+
+/**
+ * cow_allocator_limit - the allocator's byte limit (COW_ALLOCATOR_NO_LIMIT
+ * when it has none). Ownership: none (returns a value).
+ * Thread-safety: any thread (an atomic load). Errors: none; NULL gives 0.
+ */
+COW_API size_t cow_allocator_limit(const cow_allocator_t *allocator);
+
+/* The default retention cap of the jemalloc allocator is 1/16 of physical
+ * memory, and at most this many bytes. */
+#define COW_RETAIN_LIMIT_MAX ((size_t)256 << 20)
 
 /**
  * cow_allocator_set_retain_limit - cap the freed memory a jemalloc allocator
  * keeps mapped for reuse. The arena never purges on a timer (so steady-state
- * copies reuse warm pages instead of faulting fresh ones); instead, once the
- * retained pages exceed @bytes, it purges them all. 0 purges on every check.
+ * copies reuse warm pages instead of faulting fresh ones); instead, each
+ * time a quarter of the cap has been freed, it measures the retained pages
+ * and, above @bytes, purges them all. 0 purges on every check.
  * The environment variable COW_RETAIN_LIMIT_MB sets the initial limit
- * (default COW_JEMALLOC_DEFAULT_RETAIN_LIMIT). The same allocator advises
+ * (default: 1/16 of physical memory, at most COW_RETAIN_LIMIT_MAX, 256 MiB;
+ * cow_allocator_retain_limit reads it). The same allocator advises
  * buffers of 2 MiB and more for transparent huge pages (fewer page faults
  * on fresh memory; COW_THP=0 in the environment turns that off).
  * COW_JEMALLOC_DECAY_MS=N in the environment restores timed purging (the
@@ -175,6 +220,14 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  */
 COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
     size_t bytes);
+
+/**
+ * cow_allocator_retain_limit - the retention cap of a jemalloc allocator
+ * (cow_allocator_set_retain_limit), 0 for others.
+ * Ownership: none (returns a value). Thread-safety: any thread (an atomic
+ * load). Errors: none; NULL gives 0.
+ */
+COW_API size_t cow_allocator_retain_limit(cow_allocator_t *allocator);
 
 /**
  * cow_allocator_retained_bytes - freed memory the allocator keeps mapped for

@@ -57,10 +57,13 @@ enum {
 /**
  * cow_storage_new - a private storage of @nbytes zero-filled bytes.
  * @allocator: NULL for cow_allocator_default(); must outlive the storage.
+ * The allocator zero-fills (its alloc_zeroed): with the built-in ones a
+ * large storage costs no resident memory until its pages are written.
  * Ownership: *out holds one reference, released with cow_storage_release().
  * Thread-safety: any thread.
  * Errors: COW_EINVAL (out NULL), COW_EOVERFLOW (nbytes above
- * COW_STORAGE_MAX_NBYTES), COW_ENOMEM.
+ * COW_STORAGE_MAX_NBYTES), COW_ENOMEM (the back end failed, or @nbytes is
+ * over what the allocator's limit leaves: cow_allocator_set_limit).
  */
 COW_API cow_status_t cow_storage_new(size_t nbytes, cow_allocator_t *allocator,
     cow_storage_t **out);

@@ -10,14 +10,15 @@ cow_allocator_deleter(void *data, size_t nbytes, void *ctx)
 	cow__free(ctx, data, nbytes);
 }
 
-cow_status_t
-cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out,
-    const char *func)
+static cow_status_t
+cow_buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
+    cow__buffer_t *out, const char *func)
 {
 	void *p = NULL;
 
 	if (nbytes > 0) {
-		p = cow__alloc(alloc, nbytes, func);
+		p = zeroed ? cow__alloc_zeroed(alloc, nbytes, func) :
+		    cow__alloc(alloc, nbytes, func);
 		if (p == NULL)
 			return COW_ENOMEM;
 	}
@@ -26,6 +27,20 @@ cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out,
 	out->deleter = p != NULL ? cow_allocator_deleter : NULL;
 	out->deleter_ctx = alloc;
 	return COW_OK;
+}
+
+cow_status_t
+cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out,
+    const char *func)
+{
+	return cow_buffer_alloc(alloc, nbytes, false, out, func);
+}
+
+cow_status_t
+cow__buffer_alloc_zeroed(cow_allocator_t *alloc, size_t nbytes,
+    cow__buffer_t *out, const char *func)
+{
+	return cow_buffer_alloc(alloc, nbytes, true, out, func);
 }
 
 void

@@ -4,6 +4,7 @@
 #ifndef COW_STORAGE_BUFFER_H
 #define COW_STORAGE_BUFFER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cowstore/alloc.h>
@@ -19,6 +20,11 @@ typedef struct cow__buffer {
 /* A buffer of @nbytes from @alloc, owned through the allocator. Returns
  * COW_ENOMEM (message naming @func) on failure. nbytes 0 gives no data. */
 cow_status_t cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes,
+    cow__buffer_t *out, const char *func);
+
+/* The same, zero-filled (the allocator's zeroed path: fresh pages are not
+ * touched). */
+cow_status_t cow__buffer_alloc_zeroed(cow_allocator_t *alloc, size_t nbytes,
     cow__buffer_t *out, const char *func);
 
 /* Give the data back to its owner (deleter), once. */

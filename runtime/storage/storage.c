@@ -43,14 +43,15 @@ cow_storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	return COW_OK;
 }
 
-/* A private storage with a fresh buffer of @nbytes, uninitialised. */
+/* A private storage with a fresh buffer of @nbytes; zeroed: see buffer.h. */
 static cow_status_t
-cow_storage_alloc(cow_allocator_t *alloc, size_t nbytes, unsigned flags,
-    cow_storage_t **out, const char *func)
+cow_storage_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
+    unsigned flags, cow_storage_t **out, const char *func)
 {
 	cow__buffer_t buf;
 
-	if (cow__buffer_alloc(alloc, nbytes, &buf, func) != COW_OK)
+	if ((zeroed ? cow__buffer_alloc_zeroed(alloc, nbytes, &buf, func) :
+	    cow__buffer_alloc(alloc, nbytes, &buf, func)) != COW_OK)
 		return COW_ENOMEM;
 	if (cow_storage_wrap(alloc, &buf, flags, out, func) != COW_OK) {
 		cow__buffer_free(&buf);
@@ -70,11 +71,10 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 		return st;
 	if (allocator == NULL)
 		allocator = cow_allocator_default();
-	if ((st = cow_storage_alloc(allocator, nbytes, 0, &s, __func__)) !=
-	    COW_OK)
+	/* Zero-filled by the allocator, which need not touch fresh pages. */
+	if ((st = cow_storage_alloc(allocator, nbytes, true, 0, &s,
+	    __func__)) != COW_OK)
 		return st;
-	if (nbytes > 0)
-		memset(s->data, 0, nbytes);
 	*out = s;
 	return COW_OK;
 }
@@ -219,7 +219,7 @@ cow_storage_eager_clone(cow_storage_t *src, cow_storage_t **out,
 {
 	cow_storage_t *dst;
 
-	if (cow_storage_alloc(src->alloc, src->nbytes, 0, &dst, func) !=
+	if (cow_storage_alloc(src->alloc, src->nbytes, false, 0, &dst, func) !=
 	    COW_OK)
 		return COW_ENOMEM;
 	if (src->nbytes > 0) {

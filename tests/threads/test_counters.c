@@ -51,7 +51,10 @@ plain_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 	free(ptr);
 }
 
-static const cow_allocator_ops_t plain_ops = {plain_alloc, plain_free};
+static const cow_allocator_ops_t plain_ops = {
+	.alloc = plain_alloc,
+	.free = plain_free,
+};
 
 struct job {
 	cow_allocator_t *alloc;

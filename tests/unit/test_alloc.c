@@ -113,7 +113,8 @@ bump_free(void *state, void *p, size_t n, size_t align)
 Test(alloc, user_allocator_backs_storages)
 {
 	static struct bump b;
-	static const cow_allocator_ops_t ops = {bump_alloc, bump_free};
+	static const cow_allocator_ops_t ops = {.alloc = bump_alloc,
+	    .free = bump_free};
 	cow_allocator_t *a;
 	cow_storage_t *s, *c;
 	void *p;
@@ -136,7 +137,7 @@ Test(alloc, user_allocator_backs_storages)
 
 Test(alloc, user_allocator_rejects_bad_ops)
 {
-	static const cow_allocator_ops_t half = {bump_alloc, NULL};
+	static const cow_allocator_ops_t half = {.alloc = bump_alloc};
 	cow_allocator_t *a = NULL;
 
 	cr_assert_eq(cow_allocator_new(&half, NULL, "x", &a), COW_EINVAL);

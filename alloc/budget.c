@@ -1,0 +1,173 @@
+/*
+ * budget.c - allocator byte limits: exact shared charges for large requests
+ * and per-thread credit for small ones through built-in handles (budget.h
+ * explains the exactness this gives).
+ */
+#define _DEFAULT_SOURCE /* _SC_PHYS_PAGES */
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "alloc/budget.h"
+#include "core/sync.h"
+
+/* The budget of the built-in handle owning each slot (set at its init,
+ * which happens before any thread can hold credit in the slot). */
+static cow__budget_t *cow_budget_owner[COW__BUDGET_SLOTS];
+
+_Thread_local uint64_t cow__budget_credit[COW__BUDGET_SLOTS];
+_Thread_local bool cow__budget_registered;
+
+static pthread_key_t cow_budget_key;
+static bool cow_budget_key_ok;
+static pthread_once_t cow_budget_key_once = PTHREAD_ONCE_INIT;
+
+static void
+cow_budget_return(cow__budget_t *b, uint64_t n)
+{
+	/* Adding the two's complement subtracts. */
+	cow__counter_add(&b->used, (uint64_t)0 - n);
+}
+
+/* Thread exit: give every slot's credit back to its owner. */
+static void
+cow_budget_thread_exit(void *unused)
+{
+	int s;
+
+	(void)unused;
+	for (s = 0; s < COW__BUDGET_SLOTS; s++) {
+		if (cow__budget_credit[s] != 0 && cow_budget_owner[s] != NULL)
+			cow_budget_return(cow_budget_owner[s],
+			    cow__budget_credit[s]);
+		cow__budget_credit[s] = 0;
+	}
+	/* A later draw on this thread (another destructor allocating)
+	 * registers again, and glibc runs this destructor again. */
+	cow__budget_registered = false;
+}
+
+static void
+cow_budget_key_init(void)
+{
+	cow_budget_key_ok = pthread_key_create(&cow_budget_key,
+	    cow_budget_thread_exit) == 0;
+}
+
+void
+cow__budget_init(cow__budget_t *b, uint64_t limit, int slot)
+{
+	cow__counter_store(&b->limit, limit);
+	cow__counter_store(&b->used, 0);
+	b->slot = slot;
+	if (slot >= 0 && slot < COW__BUDGET_SLOTS)
+		cow_budget_owner[slot] = b;
+	else
+		b->slot = COW__BUDGET_NO_SLOT;
+}
+
+/*
+ * Charge between @need and @want bytes (need <= want) against the shared
+ * word, as much as the limit allows. Returns the bytes charged, 0 if not
+ * even @need fits.
+ */
+static uint64_t
+cow_budget_take(cow__budget_t *b, uint64_t need, uint64_t want)
+{
+	uint64_t used = cow__counter_load(&b->used);
+
+	for (;;) {
+		uint64_t limit = cow__counter_load(&b->limit);
+		uint64_t room = used < limit ? limit - used : 0;
+		uint64_t take = want <= room ? want : room;
+
+		if (take < need)
+			return 0;
+		if (cow__counter_cas(&b->used, used, used + take))
+			return take;
+		used = cow__counter_load(&b->used);
+	}
+}
+
+bool
+cow__budget_charge_slow(cow__budget_t *b, size_t n)
+{
+	uint64_t *credit, need, got;
+
+	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL)
+		return cow_budget_take(b, n, n) != 0 || n == 0;
+	credit = &cow__budget_credit[b->slot];
+	if (*credit >= n) {
+		*credit -= n;
+		return true;
+	}
+	need = n - *credit;
+	if ((got = cow_budget_take(b, need, need + COW__BUDGET_CHUNK)) == 0)
+		return false;
+	if (!cow__budget_registered) {
+		pthread_once(&cow_budget_key_once, cow_budget_key_init);
+		if (cow_budget_key_ok &&
+		    pthread_setspecific(cow_budget_key, &cow_budget_key) == 0)
+			cow__budget_registered = true;
+	}
+	*credit = *credit + got - n;
+	if (!cow__budget_registered) {
+		/* No destructor to give it back: keep no credit. */
+		cow_budget_return(b, *credit);
+		*credit = 0;
+	}
+	return true;
+}
+
+void
+cow__budget_uncharge_slow(cow__budget_t *b, size_t n)
+{
+	uint64_t *credit;
+
+	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL ||
+	    !cow__budget_registered) {
+		cow_budget_return(b, n);
+		return;
+	}
+	credit = &cow__budget_credit[b->slot];
+	*credit += n;
+	if (*credit > 2 * COW__BUDGET_CHUNK) {
+		cow_budget_return(b, *credit - COW__BUDGET_CHUNK);
+		*credit = COW__BUDGET_CHUNK;
+	}
+}
+
+uint64_t
+cow__budget_used(const cow__budget_t *b)
+{
+	return cow__counter_load(&b->used);
+}
+
+uint64_t
+cow__physical_memory(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (pages <= 0 || page <= 0)
+		return 0;
+	return (uint64_t)pages * (uint64_t)page;
+}
+
+uint64_t
+cow__budget_default_limit(void)
+{
+	const char *env = getenv("COW_MEMORY_LIMIT_MB");
+	uint64_t ram;
+
+	if (env != NULL && *env != '\0') {
+		uint64_t mb = (uint64_t)strtoull(env, NULL, 10);
+
+		if (mb == 0 || mb > (COW__BUDGET_NO_LIMIT >> 20))
+			return COW__BUDGET_NO_LIMIT;
+		return mb << 20;
+	}
+	if ((ram = cow__physical_memory()) == 0)
+		return COW__BUDGET_NO_LIMIT;
+	return ram / 4 * 3;
+}

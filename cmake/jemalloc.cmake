@@ -1,0 +1,144 @@
+# jemalloc.cmake - the library's private jemalloc.
+#
+# Debian's jemalloc is unprefixed (linking it replaces the host's malloc) and
+# uses initial-exec TLS (a library that needs it cannot be dlopen'ed). So
+# cowstore builds its own copy from Debian's source tarball: every symbol
+# prefixed cow__je_, global-dynamic TLS, no C++, static and PIC. The result
+# is linked into libcowstore.so (with its symbols hidden) and merged into
+# libcowstore.a, so a consumer needs nothing but -lpthread and -lm.
+#
+# The tarball comes from COW_JEMALLOC_SOURCE, or else from the cache that
+# scripts/deps.sh fills (${XDG_CACHE_HOME:-$HOME/.cache}/cowstore); its
+# SHA-256 must match cmake/jemalloc.sha256. The build (about 2 CPU-minutes)
+# is kept in the same cache, keyed by that SHA-256, the configure flags and
+# the compiler, so presets and work trees on one machine share it.
+#
+# Sets COW_JEMALLOC_LIBRARY (the _pic.a), COW_JEMALLOC_INCLUDE_DIR (holds
+# cow_jemalloc.h) and COW_JEMALLOC_OBJECTS (the archive's objects, for the
+# static library). cow_link_jemalloc(target type) links a library with it.
+
+set(COW_JEMALLOC_SOURCE "" CACHE FILEPATH
+  "jemalloc source tarball (default: the cache that scripts/deps.sh fills)")
+if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+  set(_cow_je_default_cache "$ENV{XDG_CACHE_HOME}/cowstore")
+elseif(DEFINED ENV{HOME} AND NOT "$ENV{HOME}" STREQUAL "")
+  set(_cow_je_default_cache "$ENV{HOME}/.cache/cowstore")
+else()
+  set(_cow_je_default_cache "${PROJECT_BINARY_DIR}/cowstore-cache")
+endif()
+set(COW_JEMALLOC_CACHE "${_cow_je_default_cache}" CACHE PATH
+  "Where the jemalloc tarball and its private builds are kept")
+
+file(STRINGS ${PROJECT_SOURCE_DIR}/cmake/jemalloc.sha256 _cow_je_pin LIMIT_COUNT 1)
+if(NOT _cow_je_pin MATCHES "^([0-9a-f]+) +([^ ]+)$")
+  message(FATAL_ERROR "cmake/jemalloc.sha256: expected '<sha256>  <file>'")
+endif()
+set(_cow_je_sha ${CMAKE_MATCH_1})
+set(_cow_je_file ${CMAKE_MATCH_2})
+
+set(_cow_je_src "${COW_JEMALLOC_SOURCE}")
+if(_cow_je_src STREQUAL "")
+  set(_cow_je_src "${COW_JEMALLOC_CACHE}/${_cow_je_file}")
+endif()
+if(NOT EXISTS "${_cow_je_src}")
+  message(FATAL_ERROR "cowstore: no jemalloc source at ${_cow_je_src}. "
+    "Either fetch it (scripts/deps.sh puts Debian's ${_cow_je_file} there) "
+    "or pass -DCOW_JEMALLOC_SOURCE=/path/to/${_cow_je_file}, "
+    "or build without jemalloc: -DCOW_WITH_JEMALLOC=OFF.")
+endif()
+file(SHA256 "${_cow_je_src}" _cow_je_actual)
+if(NOT _cow_je_actual STREQUAL _cow_je_sha)
+  message(FATAL_ERROR "cowstore: ${_cow_je_src} has SHA-256 ${_cow_je_actual}, "
+    "not ${_cow_je_sha} (cmake/jemalloc.sha256)")
+endif()
+
+set(_cow_je_flags
+  --with-jemalloc-prefix=cow__je_ --with-private-namespace=cow__je_
+  --disable-initial-exec-tls --disable-cxx --disable-shared --enable-static
+  --with-pic)
+string(SHA256 _cow_je_key
+  "${_cow_je_sha};${_cow_je_flags};${CMAKE_C_COMPILER};${CMAKE_C_COMPILER_ID};${CMAKE_C_COMPILER_VERSION}")
+string(SUBSTRING ${_cow_je_key} 0 16 _cow_je_key)
+set(_cow_je_dir "${COW_JEMALLOC_CACHE}/jemalloc-${_cow_je_key}")
+set(COW_JEMALLOC_LIBRARY "${_cow_je_dir}/lib/libjemalloc_pic.a")
+set(COW_JEMALLOC_INCLUDE_DIR "${_cow_je_dir}/include")
+
+if(NOT EXISTS "${_cow_je_dir}/done")
+  file(MAKE_DIRECTORY "${COW_JEMALLOC_CACHE}")
+  # One build per key, whoever configures first; the others wait here.
+  file(LOCK "${_cow_je_dir}.lock" GUARD FILE TIMEOUT 1800 RESULT_VARIABLE _cow_je_lock)
+  if(_cow_je_lock)
+    message(FATAL_ERROR "cowstore: could not lock ${_cow_je_dir}.lock: ${_cow_je_lock}")
+  endif()
+  if(NOT EXISTS "${_cow_je_dir}/done")
+    set(_cow_je_work "${_cow_je_dir}.work")
+    set(_cow_je_log "${_cow_je_dir}.log")
+    message(STATUS "cowstore: building the private jemalloc in ${_cow_je_dir} "
+      "(once per machine and compiler, about 2 CPU-minutes; log: ${_cow_je_log})")
+    file(REMOVE_RECURSE "${_cow_je_work}" "${_cow_je_dir}")
+    file(MAKE_DIRECTORY "${_cow_je_work}")
+    execute_process(COMMAND ${CMAKE_COMMAND} -E tar xf "${_cow_je_src}"
+      WORKING_DIRECTORY "${_cow_je_work}" RESULT_VARIABLE _rc)
+    file(GLOB _cow_je_tree LIST_DIRECTORIES true "${_cow_je_work}/jemalloc-*")
+    if(_rc OR NOT EXISTS "${_cow_je_tree}/configure")
+      message(FATAL_ERROR "cowstore: could not unpack ${_cow_je_src}")
+    endif()
+    cmake_host_system_information(RESULT _cow_je_jobs QUERY NUMBER_OF_LOGICAL_CORES)
+    if(_cow_je_jobs GREATER 2)
+      set(_cow_je_jobs 2)
+    endif()
+    # The caller's CFLAGS and the like must not leak into it (sanitizers).
+    set(_cow_je_env ${CMAKE_COMMAND} -E env --unset=CFLAGS --unset=CPPFLAGS
+      --unset=LDFLAGS --unset=EXTRA_CFLAGS --unset=MAKEFLAGS)
+    execute_process(COMMAND ${_cow_je_env} ./configure CC=${CMAKE_C_COMPILER}
+        ${_cow_je_flags}
+      WORKING_DIRECTORY "${_cow_je_tree}" RESULT_VARIABLE _rc
+      OUTPUT_FILE "${_cow_je_log}" ERROR_FILE "${_cow_je_log}")
+    if(NOT _rc)
+      execute_process(COMMAND ${_cow_je_env} make -j${_cow_je_jobs} build_lib_static
+        WORKING_DIRECTORY "${_cow_je_tree}" RESULT_VARIABLE _rc
+        OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+      file(APPEND "${_cow_je_log}" "${_out}")
+    endif()
+    if(_rc OR NOT EXISTS "${_cow_je_tree}/lib/libjemalloc_pic.a")
+      message(FATAL_ERROR "cowstore: building jemalloc failed; see ${_cow_je_log}")
+    endif()
+    file(MAKE_DIRECTORY "${_cow_je_work}/out/lib" "${_cow_je_work}/out/include")
+    file(COPY "${_cow_je_tree}/lib/libjemalloc_pic.a" DESTINATION "${_cow_je_work}/out/lib")
+    file(COPY_FILE "${_cow_je_tree}/include/jemalloc/jemalloc.h"
+      "${_cow_je_work}/out/include/cow_jemalloc.h")
+    file(COPY "${_cow_je_tree}/COPYING" DESTINATION "${_cow_je_work}/out")
+    file(TOUCH "${_cow_je_work}/out/done")
+    file(RENAME "${_cow_je_work}/out" "${_cow_je_dir}")
+    file(REMOVE_RECURSE "${_cow_je_work}")
+  endif()
+  file(LOCK "${_cow_je_dir}.lock" RELEASE)
+endif()
+
+# The archive's objects, unpacked into the build tree for the static library.
+set(_cow_je_objdir "${PROJECT_BINARY_DIR}/jemalloc-objects")
+if(NOT EXISTS "${_cow_je_objdir}/${_cow_je_key}")
+  file(REMOVE_RECURSE "${_cow_je_objdir}")
+  file(MAKE_DIRECTORY "${_cow_je_objdir}")
+  execute_process(COMMAND ${CMAKE_AR} x "${COW_JEMALLOC_LIBRARY}"
+    WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
+  if(_rc)
+    message(FATAL_ERROR "cowstore: ${CMAKE_AR} x ${COW_JEMALLOC_LIBRARY} failed")
+  endif()
+  file(TOUCH "${_cow_je_objdir}/${_cow_je_key}")
+endif()
+file(GLOB COW_JEMALLOC_OBJECTS "${_cow_je_objdir}/*.o")
+
+# cow_link_jemalloc(TARGET TYPE): the shared library links the archive with
+# its symbols hidden (--exclude-libs); a static library carries the
+# archive's objects.
+function(cow_link_jemalloc name type)
+  target_include_directories(${name} PRIVATE ${COW_JEMALLOC_INCLUDE_DIR})
+  target_compile_definitions(${name} PRIVATE COW_HAVE_JEMALLOC=1)
+  if(type STREQUAL "SHARED")
+    target_link_libraries(${name} PRIVATE ${COW_JEMALLOC_LIBRARY})
+    target_link_options(${name} PRIVATE "LINKER:--exclude-libs,libjemalloc_pic.a")
+  else()
+    target_sources(${name} PRIVATE ${COW_JEMALLOC_OBJECTS})
+  endif()
+endfunction()
