@@ -18,10 +18,17 @@
  * retained pages are measured, and above the cap they are all purged. The
  * default cap is 1/16 of physical memory, at most COW_RETAIN_LIMIT_MAX.
  *
- * Small allocations (storage and context structs) go through a per-thread
- * explicit tcache of this arena (tcache.create), so lazy clones do not take
- * the arena's bin lock; large buffers bypass it and return to the arena at
- * once. A thread's tcache is destroyed (flushed) when the thread exits.
+ * Small allocations (storage and context structs, up to
+ * COW_JEMALLOC_SMALL_MAX bytes) take jemalloc's fast path instead: malloc
+ * and a sized free with no flags, from the private jemalloc's automatic
+ * arenas through its per-thread cache. mallocx with an arena, an explicit
+ * tcache or an alignment takes jemalloc's general path, which cost more
+ * than the rest of a lazy clone (docs/performance.md). The size is rounded
+ * up to a multiple of 64, which gives 64-byte alignment: small regions sit
+ * at multiples of their size class from a page-aligned slab, and every
+ * class a multiple of 64 rounds to is itself a multiple of 64 (checked on
+ * every such allocation in debug builds). Large buffers use this arena with
+ * no cache and return to it at once.
  *
  * Buffers of 2 MiB and more are advised for transparent huge pages
  * (madvise MADV_HUGEPAGE on their 2 MiB-aligned interior), which makes a
@@ -33,6 +40,7 @@
  * builds never link jemalloc (shared/TOOLCHAIN.md section 2.6).
  */
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
+#include <assert.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,38 +69,23 @@ static bool cow_jemalloc_thp;       /* Read-only after init. */
 /* Huge page size, and the smallest buffer advised for huge pages. */
 #define COW_JEMALLOC_HUGE_PAGE ((uintptr_t)2 << 20)
 
-/* Allocations up to this size use the calling thread's tcache. */
-#define COW_JEMALLOC_TCACHE_MAX_SIZE ((size_t)16 << 10)
+/* Allocations up to this size (with alignment up to 64) take jemalloc's
+ * malloc fast path; larger ones the arena. */
+#define COW_JEMALLOC_SMALL_MAX ((size_t)16 << 10)
+#define COW_JEMALLOC_SMALL_ALIGN ((size_t)64)
 
-static pthread_key_t cow_jemalloc_tcache_key; /* Read-only after init. */
-/* This thread's explicit tcache id plus one; 0: none yet. */
-static _Thread_local unsigned cow_jemalloc_tcache_slot;
-
-static void
-cow_jemalloc_tcache_destroy(void *slot)
+static inline bool
+cow_jemalloc_is_small(size_t nbytes, size_t alignment)
 {
-	unsigned tc = (unsigned)(uintptr_t)slot - 1;
-
-	cow_jemalloc_tcache_slot = 0;
-	cow__je_mallctl("tcache.destroy", NULL, NULL, &tc, sizeof tc);
+	return nbytes <= COW_JEMALLOC_SMALL_MAX &&
+	    alignment <= COW_JEMALLOC_SMALL_ALIGN;
 }
 
-static int
-cow_jemalloc_tcache_flag(size_t nbytes)
+static inline size_t
+cow_jemalloc_small_size(size_t nbytes)
 {
-	unsigned tc;
-	size_t sz = sizeof tc;
-
-	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
-		return MALLOCX_TCACHE_NONE;
-	if (cow_jemalloc_tcache_slot == 0) {
-		if (cow__je_mallctl("tcache.create", &tc, &sz, NULL, 0) != 0)
-			return MALLOCX_TCACHE_NONE;
-		cow_jemalloc_tcache_slot = tc + 1;
-		pthread_setspecific(cow_jemalloc_tcache_key,
-		    (void *)(uintptr_t)cow_jemalloc_tcache_slot);
-	}
-	return MALLOCX_TCACHE(cow_jemalloc_tcache_slot - 1);
+	return (nbytes + COW_JEMALLOC_SMALL_ALIGN - 1) &
+	    ~(COW_JEMALLOC_SMALL_ALIGN - 1);
 }
 
 static int
@@ -100,9 +93,9 @@ cow_jemalloc_flags(size_t nbytes, size_t alignment)
 {
 	/* alignment is a power of two; MALLOCX_LG_ALIGN avoids MALLOCX_ALIGN's
 	 * use of ffs(), which strict POSIX mode does not declare. */
+	(void)nbytes;
 	return MALLOCX_LG_ALIGN((unsigned)__builtin_ctzll(alignment)) |
-	    MALLOCX_ARENA(cow_jemalloc_arena) |
-	    cow_jemalloc_tcache_flag(nbytes);
+	    MALLOCX_ARENA(cow_jemalloc_arena) | MALLOCX_TCACHE_NONE;
 }
 
 static int
@@ -219,9 +212,20 @@ cow_jemalloc_alloc_flags(size_t nbytes, int flags)
 }
 
 static void *
+cow_jemalloc_alloc_small(size_t nbytes)
+{
+	void *p = cow__je_malloc(cow_jemalloc_small_size(nbytes));
+
+	assert(((uintptr_t)p & (COW_JEMALLOC_SMALL_ALIGN - 1)) == 0);
+	return p;
+}
+
+static void *
 cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
 {
 	(void)state;
+	if (cow_jemalloc_is_small(nbytes, alignment))
+		return cow_jemalloc_alloc_small(nbytes);
 	return cow_jemalloc_alloc_flags(nbytes,
 	    cow_jemalloc_flags(nbytes, alignment));
 }
@@ -231,7 +235,14 @@ cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
 static void *
 cow_jemalloc_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
 {
+	void *p;
+
 	(void)state;
+	if (cow_jemalloc_is_small(nbytes, alignment)) {
+		if ((p = cow_jemalloc_alloc_small(nbytes)) != NULL)
+			memset(p, 0, nbytes);
+		return p;
+	}
 	return cow_jemalloc_alloc_flags(nbytes,
 	    cow_jemalloc_flags(nbytes, alignment) | MALLOCX_ZERO);
 }
@@ -240,9 +251,12 @@ static void
 cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
+	if (cow_jemalloc_is_small(nbytes, alignment)) {
+		cow__je_sdallocx(ptr, cow_jemalloc_small_size(nbytes), 0);
+		return;
+	}
 	cow__je_sdallocx(ptr, nbytes, cow_jemalloc_flags(nbytes, alignment));
-	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
-		cow_jemalloc_after_free(nbytes);
+	cow_jemalloc_after_free(nbytes);
 }
 
 static const cow_allocator_ops_t cow_jemalloc_ops = {
@@ -261,9 +275,6 @@ cow_jemalloc_init(void)
 	const char *thp = getenv("COW_THP");
 	const char *decay_env = getenv("COW_JEMALLOC_DECAY_MS");
 
-	if (pthread_key_create(&cow_jemalloc_tcache_key,
-	    cow_jemalloc_tcache_destroy) != 0)
-		return;
 	if (cow__je_mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;

@@ -73,6 +73,45 @@ Test(alloc, jemalloc_or_enotsup)
 #endif
 }
 
+/* Every size up to past the small bound, with every alignment the
+ * library asks for and a larger one: the jemalloc allocator serves the
+ * small ones from jemalloc's malloc fast path (its size rounded up to a
+ * multiple of 64), the rest from its arena; each block must be aligned,
+ * writable for its whole size and distinct from the others live. */
+Test(alloc, every_small_size_is_aligned)
+{
+	cow_allocator_t *a = cow_allocator_default();
+	static const size_t aligns[] = {64, 128, 4096};
+	cow_alloc_stats_t st0 = cow_test_alloc_stats(a), st;
+	enum { N = 700 };
+	void *p[N];
+	size_t n[N];
+
+	for (size_t k = 0; k < sizeof aligns / sizeof aligns[0]; k++) {
+		size_t al = aligns[k];
+
+		for (int i = 0; i < N; i++) {
+			/* 1 .. 16 KiB + 8 in steps that hit every class. */
+			n[i] = i < 300 ? (size_t)i + 1 : (size_t)(i - 299) * 41 + 1;
+			p[i] = cow_allocator_alloc(a, n[i], al);
+			cr_assert_not_null(p[i], "%zu bytes, align %zu", n[i], al);
+			cr_assert_eq((uintptr_t)p[i] % al, 0, "%zu bytes at %p, "
+			    "align %zu", n[i], p[i], al);
+			memset(p[i], i & 0xff, n[i]);
+		}
+		for (int i = 0; i < N; i++) {
+			const unsigned char *b = p[i];
+
+			cr_assert(b[0] == (i & 0xff) && b[n[i] - 1] == (i & 0xff),
+			    "block %d overwritten", i);
+			cow_allocator_free(a, p[i], n[i], al);
+		}
+	}
+	st = cow_test_alloc_stats(a);
+	cr_assert_eq(st.live_bytes, st0.live_bytes);
+	cr_assert_eq(st.allocs - st0.allocs, 3 * N);
+}
+
 Test(alloc, builtins_are_never_destroyed)
 {
 	cr_assert_eq(cow_allocator_destroy(cow_allocator_system()), COW_EINVAL);
