@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
+#include "alloc/cache.h"
 #include "core/error.h"
 #include "core/sync.h"
 
@@ -29,22 +30,6 @@ cow__allocator_fini(cow_allocator_t *a)
 	if (a->tc_ok)
 		cow__tc_slots_put(a->tc_first, COW__ALLOC_COUNTERS);
 	a->tc_ok = false;
-}
-
-/* Count one allocation or free of @nbytes (@what: COW__ALLOC_ALLOCS or
- * COW__ALLOC_FREES; the bytes counter follows it). */
-static inline void
-cow_count(cow_allocator_t *a, enum cow__alloc_counter what, size_t nbytes)
-{
-	if (__builtin_expect(a->tc_ok, 1)) {
-		struct cow__tc_block *b = cow__tc_block();
-
-		cow__tc_add_to(b, a->tc_first + what, 1);
-		cow__tc_add_to(b, a->tc_first + what + 1, nbytes);
-	} else {
-		cow__counter_add(&a->shared[what], 1);
-		cow__counter_add(&a->shared[what + 1], nbytes);
-	}
 }
 
 /* Read counters [first, first + n) of @a into out. */
@@ -99,6 +84,13 @@ cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 		    (unsigned long long)cow__budget_used(&a->budget));
 		return NULL;
 	}
+	if (a->cache_ok && cow__cache_fits(nbytes, alignment) &&
+	    (p = cow__cache_take(nbytes)) != NULL) {
+		if (zeroed)
+			memset(p, 0, nbytes);
+		cow__alloc_count(a, COW__ALLOC_ALLOCS, nbytes);
+		return p;
+	}
 	p = zeroed ? cow__ops_alloc_zeroed(a->ops, a->state, nbytes,
 	    alignment) : a->ops->alloc(a->state, nbytes, alignment);
 	if (p == NULL) {
@@ -109,12 +101,12 @@ cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 		    nbytes);
 		return NULL;
 	}
-	cow_count(a, COW__ALLOC_ALLOCS, nbytes);
+	cow__alloc_count(a, COW__ALLOC_ALLOCS, nbytes);
 	return p;
 }
 
 void *
-cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
+cow__alloc_slow(cow_allocator_t *a, size_t nbytes, const char *func)
 {
 	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, false, func);
 }
@@ -126,13 +118,11 @@ cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func)
 }
 
 void
-cow__free(cow_allocator_t *a, void *ptr, size_t nbytes)
+cow__free_slow(cow_allocator_t *a, void *ptr, size_t nbytes)
 {
-	if (ptr == NULL)
-		return;
 	a->ops->free(a->state, ptr, nbytes, COW_MIN_ALIGNMENT);
 	cow__budget_uncharge(&a->budget, nbytes);
-	cow_count(a, COW__ALLOC_FREES, nbytes);
+	cow__alloc_count(a, COW__ALLOC_FREES, nbytes);
 }
 
 cow_status_t
@@ -212,6 +202,8 @@ cow_status_t
 cow_allocator_trim(cow_allocator_t *allocator)
 {
 	COW__CHECK_NOT_NULL(allocator);
+	if (allocator->cache_ok)
+		cow__cache_flush();
 	return allocator->trim != NULL ? allocator->trim(allocator) : COW_OK;
 }
 
@@ -293,7 +285,9 @@ cow_allocator_free(cow_allocator_t *allocator, void *ptr, size_t nbytes,
 		return;
 	if (alignment < COW_MIN_ALIGNMENT)
 		alignment = COW_MIN_ALIGNMENT;
-	allocator->ops->free(allocator->state, ptr, nbytes, alignment);
+	if (!allocator->cache_ok || !cow__cache_fits(nbytes, alignment) ||
+	    !cow__cache_keep(ptr, nbytes))
+		allocator->ops->free(allocator->state, ptr, nbytes, alignment);
 	cow__budget_uncharge(&allocator->budget, nbytes);
-	cow_count(allocator, COW__ALLOC_FREES, nbytes);
+	cow__alloc_count(allocator, COW__ALLOC_FREES, nbytes);
 }

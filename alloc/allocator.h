@@ -11,6 +11,7 @@
 #include <cowstore/alloc.h>
 
 #include "alloc/budget.h"
+#include "alloc/cache.h"
 #include "core/tcounter.h"
 
 #define COW__ALLOCATOR_NAME_MAX 32
@@ -20,6 +21,9 @@ struct cow_allocator_s {
 	void *state;                    /* Read-only after init. */
 	char name[COW__ALLOCATOR_NAME_MAX]; /* Read-only after init. */
 	bool builtin;                   /* Read-only: never destroyed. */
+	/* Small freed blocks stay in a per-thread cache (alloc/cache.h).
+	 * Read-only after init. */
+	bool cache_ok;
 	/* Optional built-in hooks (NULL for user allocators). Read-only. */
 	cow_status_t (*trim)(cow_allocator_t *self);
 	cow_status_t (*set_retain_limit)(cow_allocator_t *self, size_t bytes);
@@ -59,15 +63,66 @@ void cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,
 /* Return a handle's counter slots (cow_allocator_destroy). */
 void cow__allocator_fini(cow_allocator_t *a);
 
+/* Count one allocation or free of @nbytes (@what: COW__ALLOC_ALLOCS or
+ * COW__ALLOC_FREES; the bytes counter follows it). */
+static inline void
+cow__alloc_count(cow_allocator_t *a, enum cow__alloc_counter what,
+    size_t nbytes)
+{
+	if (__builtin_expect(a->tc_ok, 1)) {
+		struct cow__tc_block *b = cow__tc_block();
+
+		cow__tc_add_to(b, a->tc_first + what, 1);
+		cow__tc_add_to(b, a->tc_first + what + 1, nbytes);
+	} else {
+		cow__counter_add(&a->shared[what], 1);
+		cow__counter_add(&a->shared[what + 1], nbytes);
+	}
+}
+
+/* cow__alloc and cow__free past their cached fast path (allocator.c). */
+void *cow__alloc_slow(cow_allocator_t *a, size_t nbytes, const char *func);
+void cow__free_slow(cow_allocator_t *a, void *ptr, size_t nbytes);
+
 /*
  * Allocate @nbytes (> 0) aligned to COW_MIN_ALIGNMENT, counted. Returns NULL
- * on failure and sets cow_last_error() naming @func.
+ * on failure and sets cow_last_error() naming @func. Inline: a small block
+ * from the calling thread's cache (alloc/cache.h) costs a budget check, a
+ * list pop and two per-thread counter adds.
  */
-void *cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func);
+static inline void *
+cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
+{
+	void *p;
+
+	if (a->cache_ok && cow__cache_fits(nbytes, COW_MIN_ALIGNMENT) &&
+	    cow__cache_peek(nbytes) &&
+	    cow__budget_charge(&a->budget, nbytes)) {
+		p = cow__cache_take(nbytes);
+		cow__alloc_count(a, COW__ALLOC_ALLOCS, nbytes);
+		return p;
+	}
+	return cow__alloc_slow(a, nbytes, func);
+}
 /* The same, zero-filled: through ops->alloc_zeroed when the allocator has
  * one (which need not touch fresh pages), else alloc and memset. */
 void *cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func);
-void cow__free(cow_allocator_t *a, void *ptr, size_t nbytes);
+
+/* Free a block of @nbytes from cow__alloc or cow__alloc_zeroed on @a (NULL
+ * does nothing). Inline: a small block goes to the thread's cache. */
+static inline void
+cow__free(cow_allocator_t *a, void *ptr, size_t nbytes)
+{
+	if (ptr == NULL)
+		return;
+	if (a->cache_ok && cow__cache_fits(nbytes, COW_MIN_ALIGNMENT) &&
+	    cow__cache_keep(ptr, nbytes)) {
+		cow__budget_uncharge(&a->budget, nbytes);
+		cow__alloc_count(a, COW__ALLOC_FREES, nbytes);
+		return;
+	}
+	cow__free_slow(a, ptr, nbytes);
+}
 
 /* The jemalloc allocator, or NULL when this build has none or its arena
  * could not be created. Records no error (cow_allocator_default's probe). */

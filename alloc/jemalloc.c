@@ -48,6 +48,7 @@
 #include <sys/mman.h>
 
 #include "alloc/allocator.h"
+#include "alloc/cache.h"
 #include "core/error.h"
 #include "core/sync.h"
 
@@ -303,6 +304,10 @@ cow_jemalloc_init(void)
 	    cow_jemalloc_set_retain_limit;
 	cow_jemalloc_allocator.retained_bytes = cow_jemalloc_retained;
 	cow_jemalloc_allocator.retain_limit = cow_jemalloc_get_retain_limit;
+	/* Its small blocks are rounded to multiples of 64, the cache's size
+	 * classes, so a cached block can be freed with its class size. */
+	cow__cache_init(&cow_jemalloc_allocator);
+	cow_jemalloc_allocator.cache_ok = true;
 	cow_jemalloc_ready = true;
 }
 

@@ -158,9 +158,10 @@ COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
 
 /**
  * cow_allocator_trim - hand memory the allocator keeps for reuse back to the
- * operating system now (jemalloc: purge the private arena's dirty pages;
- * system: malloc_trim). Live allocations are untouched. The next large
- * allocations pay page faults again.
+ * operating system now (jemalloc: the calling thread's cache of small freed
+ * blocks, then the private arena's dirty pages; system: malloc_trim). Live
+ * allocations are untouched. The next large allocations pay page faults
+ * again.
  * Ownership: none. Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ENOTSUP (jemalloc refused the purge); a
  * user or fault allocator has nothing to trim and returns COW_OK.

@@ -112,6 +112,37 @@ Test(alloc, every_small_size_is_aligned)
 	cr_assert_eq(st.allocs - st0.allocs, 3 * N);
 }
 
+/* The jemalloc allocator keeps small freed blocks in a per-thread cache:
+ * a block freed is the next one of its size class handed out on this
+ * thread, and it counts as freed meanwhile. cow_allocator_trim returns the
+ * thread's cached blocks. */
+Test(alloc, small_blocks_are_cached_per_thread)
+{
+#ifdef COW_HAVE_JEMALLOC
+	cow_allocator_t *a = cow_allocator_default();
+	cow_alloc_stats_t st0 = cow_test_alloc_stats(a), st;
+	void *p = cow_allocator_alloc(a, 100, 64), *q, *r;
+
+	cr_assert_not_null(p);
+	cow_allocator_free(a, p, 100, 64);
+	st = cow_test_alloc_stats(a);
+	cr_assert_eq(st.live_bytes, st0.live_bytes, "a cached block is free");
+	q = cow_allocator_alloc(a, 120, 64); /* same class: 65 to 128 */
+	cr_assert_eq(q, p, "the cached block comes back");
+	r = cow_allocator_alloc(a, 300, 64); /* too large to be cached */
+	cr_assert_not_null(r);
+	cow_allocator_free(a, r, 300, 64);
+	cow_allocator_free(a, q, 120, 64);
+	cr_assert_eq(cow_allocator_trim(a), COW_OK);
+	st = cow_test_alloc_stats(a);
+	cr_assert_eq(st.live_bytes, st0.live_bytes);
+	cr_assert_eq(st.allocs - st0.allocs, 3);
+	cr_assert_eq(st.frees - st0.frees, 3);
+#else
+	cr_skip("no jemalloc in this build: nothing is cached");
+#endif
+}
+
 Test(alloc, builtins_are_never_destroyed)
 {
 	cr_assert_eq(cow_allocator_destroy(cow_allocator_system()), COW_EINVAL);
