@@ -509,11 +509,11 @@ inline lazy_clone(from0, k, d)
 	fi;
 	if
 	:: ok ->
+		/* dst->data = src->data (no context access), then, last: */
 		if
 		:: !won -> ref_get(c)			/* [CLONE] */
 		:: else
 		fi;
-		atomic { CTX_ACCESS(c) };		/* ctx->buf.data */
 		if
 		:: !from0 && sc[k] != NULL -> REACHED(P_CLONE2)
 		:: else

@@ -53,12 +53,6 @@ cow__ctx_discard(cow__ctx_t *ctx)
 	cow_ctx_destroy(ctx);
 }
 
-void
-cow__ctx_share(cow__ctx_t *ctx)
-{
-	cow__ref_get(&ctx->shares); /* [CLONE] */
-}
-
 /* [WAIT] The caller holds the last share, or dropped it. Copiers that
  * decremented before us may still hold the shared lock; the wait returns
  * once they are done. No new copier can arrive: nobody else holds a share
@@ -85,10 +79,8 @@ cow_ctx_steal(cow__ctx_t *ctx, cow__buffer_t *out)
 }
 
 void
-cow__ctx_unshare(cow__ctx_t *ctx)
+cow__ctx_unshare_last(cow__ctx_t *ctx)
 {
-	if (!cow__ref_put(&ctx->shares)) /* [RELEASE] */
-		return;
 	cow_ctx_wait_for_copiers(ctx);
 	cow__buffer_free(&ctx->buf); /* [FREE] */
 	cow_ctx_destroy(ctx);

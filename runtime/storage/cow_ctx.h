@@ -33,12 +33,25 @@ cow_status_t cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
  * buffer stays with the storage. */
 void cow__ctx_discard(cow__ctx_t *ctx);
 
-/* Add a share for a new storage. The caller holds a share already. */
-void cow__ctx_share(cow__ctx_t *ctx);
+/* Add a share for a new storage. The caller holds a share already. Inline:
+ * threads cloning one source meet only here, on the context's line. */
+static inline void
+cow__ctx_share(cow__ctx_t *ctx)
+{
+	cow__ref_get(&ctx->shares); /* [CLONE] */
+}
+
+/* The release of the last share: wait for copiers, free (cow_ctx.c). */
+void cow__ctx_unshare_last(cow__ctx_t *ctx);
 
 /* Give a share back without materialising (storage release). The last share
  * waits for pending copiers, then frees the data and the context. */
-void cow__ctx_unshare(cow__ctx_t *ctx);
+static inline void
+cow__ctx_unshare(cow__ctx_t *ctx)
+{
+	if (cow__ref_put(&ctx->shares)) /* [RELEASE] */
+		cow__ctx_unshare_last(ctx);
+}
 
 /*
  * Materialise one share: on COW_OK *out is a private buffer with the bytes

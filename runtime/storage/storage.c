@@ -237,6 +237,7 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	cow_storage_t *dst;
 	cow__ctx_t *ctx, *fresh;
 	cow_status_t st;
+	bool share;
 
 	COW__CHECK_NOT_NULL(src);
 	COW__CHECK_NOT_NULL(out);
@@ -252,6 +253,7 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	if (dst == NULL)
 		return COW_ENOMEM;
 	ctx = cow__ptr_load(&src->ctx);
+	share = true;
 	if (ctx == NULL) {
 		/* [WRAP] First clone: hand the data to a new context that
 		 * already counts two shares, the source's and dst's. Other
@@ -263,18 +265,19 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 		}
 		ctx = cow__ptr_install(&src->ctx, fresh);
 		if (ctx == fresh) {
+			share = false;
 			cow__stat_add(COW__STAT_CTX_WRAPS, 1);
 		} else {
 			cow__ctx_discard(fresh);
-			cow__ctx_share(ctx); /* [CLONE] */
 		}
-	} else {
-		cow__ctx_share(ctx); /* [CLONE] */
 	}
 	cow__ref_init(&dst->refs, 1);
 	dst->flags = src->flags;
 	dst->ctx = ctx;
-	dst->data = ctx->buf.data;
+	/* src->data is ctx->buf.data (only a write to src, never concurrent
+	 * with this read of it, changes it): reading it here leaves the
+	 * context's cache line to the increment below. */
+	dst->data = src->data;
 	dst->nbytes = src->nbytes;
 	dst->buf = (cow__buffer_t){0};
 	dst->alloc = src->alloc;
@@ -283,6 +286,11 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	cow__counter_store(&dst->generation, 0);
 	cow__counter_store(&dst->warned, 0);
 	cow__stat_add(COW__STAT_LAZY_CLONES, 1);
+	/* Last, so that threads cloning one source touch its context's line
+	 * once each, as briefly as possible (src holds a share meanwhile, so
+	 * the context cannot go away). */
+	if (share)
+		cow__ctx_share(ctx); /* [CLONE] */
 	*out = dst;
 	return COW_OK;
 }

@@ -13,7 +13,7 @@ set -euo pipefail
 root=${1:?usage: check_sync.sh SOURCE_DIR}
 doc=docs/model.md
 model=docs/model/cow_protocol.pml
-csrc=(runtime/storage/cow_ctx.c runtime/storage/storage.c)
+csrc=(runtime/storage/cow_ctx.h runtime/storage/cow_ctx.c runtime/storage/storage.c)
 status=0
 
 problem() {
