@@ -17,6 +17,8 @@
 #                  -I (no -D__x86_64__ from ck.pc), the libraries
 #   control_old_package  negative control: a package that still calls
 #                  pkg_check_modules(CK) must fail the variable check
+#   control_linkage  negative control: the linkage checks on consumers
+#                  linked the other way (shared, static) must fail
 #   control_pc_requires_system_package  negative control: a cowstore.pc
 #                  that requires ck cannot be satisfied with
 #                  PKG_CONFIG_LIBDIR limited to the prefix (it is without
@@ -38,7 +40,7 @@ set(pcdir ${PREFIX}/${LIBDIR}/pkgconfig)
 set(ENV{PKG_CONFIG_LIBDIR} ${pcdir})
 unset(ENV{PKG_CONFIG_PATH})
 unset(ENV{PKG_CONFIG_SYSROOT_DIR})
-if(NOT CASE MATCHES "^(install|check_cflags_only)$")
+if(NOT CASE MATCHES "^(install|check_cflags_only|check_linkage_only)$")
   file(REMOVE_RECURSE ${WORK})
   file(MAKE_DIRECTORY ${WORK})
   if(NOT EXISTS ${pcdir}/cowstore.pc)
@@ -73,8 +75,13 @@ function(check_linkage bin kind)
   if(dyn MATCHES "libcowstore")
     message(FATAL_ERROR "${bin} needs a shared libcowstore:\n${dyn}")
   endif()
-  if(kind STREQUAL "fully_static" AND NOT dyn MATCHES "no dynamic section")
-    message(FATAL_ERROR "${bin} is not fully static:\n${dyn}")
+  if(kind STREQUAL "fully_static")
+    # No program interpreter and no dynamic segment (GNU and LLVM readelf
+    # print the same segment types).
+    run(segs "readelf" ${READELF} -l ${bin})
+    if(NOT segs MATCHES "LOAD" OR segs MATCHES "INTERP|DYNAMIC")
+      message(FATAL_ERROR "${bin} is not fully static:\n${segs}")
+    endif()
   endif()
   run(syms "nm" ${NM} ${bin})
   if(NOT syms MATCHES "[0-9a-f]+ T cow_storage_new\n")
@@ -312,12 +319,45 @@ elseif(CASE STREQUAL "control_pc_requires_system_package")
         -DDEBUG_BORROWS=${DEBUG_BORROWS} "-DFLAGS=${cflags}"
         -P ${CMAKE_CURRENT_LIST_FILE}
       RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-    if(NOT rc OR NOT out MATCHES "unexpected flag")
+    string(REGEX REPLACE "[ \t\r\n]+" " " flat "${out}")
+    if(NOT rc OR NOT flat MATCHES "unexpected flag -D__x86_64__")
       message(FATAL_ERROR "control: the flags check accepted ${cflags} (exit ${rc}):\n${out}")
     endif()
     list(JOIN cflags " " cflags)
     message("control: with the system's ck.pc it resolves, and the flags check rejects: ${cflags}")
   endif()
+
+elseif(CASE STREQUAL "control_linkage")
+  # The linkage check on consumers linked the other way must fail.
+  pkg_config(libdir --variable=libdir cowstore)
+  set(rpath -Wl,-rpath,${libdir})
+  cc_consumer(rpath --cflags --libs cowstore)
+  file(RENAME ${WORK}/consumer ${WORK}/shared)
+  set(none "")
+  cc_consumer(none --cflags --libs cowstore-static)
+  file(RENAME ${WORK}/consumer ${WORK}/static)
+  foreach(row "shared|static|needs a shared libcowstore"
+      "static|shared|does not need libcowstore.so"
+      "static|fully_static|is not fully static")
+    string(REPLACE "|" ";" row "${row}")
+    list(GET row 0 bin)
+    list(GET row 1 kind)
+    list(GET row 2 want)
+    execute_process(COMMAND ${CMAKE_COMMAND} -DCASE=check_linkage_only
+        -DBIN=${WORK}/${bin} -DKIND=${kind} -DREADELF=${READELF} -DNM=${NM}
+        -DSOVERSION=${SOVERSION} -P ${CMAKE_CURRENT_LIST_FILE}
+      RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    # (CMake wraps the message's lines.)
+    string(REGEX REPLACE "[ \t\r\n]+" " " flat "${out}")
+    if(NOT rc OR NOT flat MATCHES "${want}")
+      message(FATAL_ERROR "control: the ${kind} check passed a ${bin} consumer (exit ${rc}):\n${out}")
+    endif()
+    message("control: the ${kind} check rejects a ${bin} consumer: ${want}")
+  endforeach()
+
+elseif(CASE STREQUAL "check_linkage_only")
+  # (For the control above: the linkage check, in a process of its own.)
+  check_linkage(${BIN} ${KIND})
 
 elseif(CASE STREQUAL "check_cflags_only")
   # (For the control above: the flags check on FLAGS, in a process of its own.)
