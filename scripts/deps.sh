@@ -1,26 +1,49 @@
 #!/usr/bin/env bash
 # deps.sh - make sure what cowstore needs is on this machine:
-#  1. the Debian packages. As root: installs what is missing (apt-get update
-#     first). Otherwise: prints the exact command to run and exits 1.
+#  1. the Debian packages of one set. As root: installs what is missing
+#     (apt-get update first). Otherwise: prints the exact command to run and
+#     exits 1.
 #  2. jemalloc's source tarball (Debian's source package, orig tarball), in
 #     the cache ${XDG_CACHE_HOME:-$HOME/.cache}/cowstore, checked against the
 #     SHA-256 the repository pins in cmake/jemalloc.sha256. CMake builds a
 #     private, prefixed copy of it from there (cmake/jemalloc.cmake). As root
 #     it adds a deb-src entry for the configured Debian suites if there is
 #     none; otherwise it prints what to do and exits 1.
-# Used by run.sh, test.sh and bench.sh.
+#
+# Usage: scripts/deps.sh [all|run]
+#   all (the default; test.sh, bench.sh, anchors.sh): everything the presets
+#       and their tests need
+#   run (run.sh): what the release library and cow_stress need to build: a
+#       C compiler, CMake, make and ConcurrencyKit's headers (the run preset
+#       has no tests, so no Criterion, clang, valgrind, spin or gnuplot)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(
-	cmake make gcc clang pkg-config   # build
-	libck-dev                         # runtime dependency
-	libcriterion-dev                  # unit tests
-	libclang-rt-dev                   # sanitizers and libFuzzer for clang
-	valgrind spin                     # memcheck, protocol model checking
-	python3                           # embedding test (ctypes)
-	gnuplot-nox                       # benchmark charts
+run_packages=(
+	cmake make gcc libc6-dev          # build
+	libck-dev                         # ConcurrencyKit's headers
 )
+case ${1:-all} in
+run)
+	packages=("${run_packages[@]}")
+	;;
+all)
+	packages=(
+		"${run_packages[@]}"
+		clang pkg-config          # build: clang presets, Criterion
+		libcriterion-dev          # unit tests
+		libclang-rt-dev           # sanitizers and libFuzzer for clang
+		valgrind spin             # memcheck, protocol model checking
+		python3                   # embedding test (ctypes)
+		g++                       # install test: a C++ consumer
+		gnuplot-nox               # benchmark charts
+	)
+	;;
+*)
+	echo "usage: scripts/deps.sh [all|run]" >&2
+	exit 2
+	;;
+esac
 
 is_root() {
 	[ "$(id -u)" -eq 0 ]

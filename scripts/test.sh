@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite: installs what it needs, then builds and
 # runs every test in each configuration: dev (gcc, -Werror, jemalloc),
-# release (gcc -O2) and clang (clang -O2), asan (clang ASan+UBSan, and the
+# release (gcc -O2; also the library-only build, label library-only) and
+# clang (clang -O2), asan (clang ASan+UBSan, and the
 # interleaving checker, tests/interleave), memcheck
 # (valgrind on a debug build with the system allocator), tsan (clang TSan) and
 # fuzz (libFuzzer corpus replay and bounded fuzzing). Stops at the first
@@ -32,7 +33,7 @@ for preset in "${presets[@]}"; do
 		;;
 	release)
 		build release
-		ctest --preset release -L 'quick|bench'
+		ctest --preset release -L 'quick|bench|library-only'
 		;;
 	clang)
 		build clang

@@ -1,0 +1,45 @@
+# check_public_headers.cmake - no public header includes a ConcurrencyKit
+# (ck_*.h) or jemalloc header, directly or through another header, so a
+# consumer needs neither. Each header cowstore/*.h found in the include
+# directories is included alone, as a consumer would, and the compiler
+# lists every file it reads (-M).
+#   cmake -DCC=<cc> -DINCLUDE_DIRS=<dir>[|<dir>...] -DWORK=<scratch dir>
+#         -P check_public_headers.cmake
+cmake_minimum_required(VERSION 3.25)
+string(REPLACE "|" ";" dirs "${INCLUDE_DIRS}")
+set(flags "")
+set(headers "")
+foreach(d ${dirs})
+  list(APPEND flags -I${d})
+  file(GLOB h RELATIVE ${d} ${d}/cowstore/*.h)
+  list(APPEND headers ${h})
+endforeach()
+list(SORT headers)
+if(NOT headers)
+  message(FATAL_ERROR "no cowstore/*.h in ${INCLUDE_DIRS}")
+endif()
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+set(bad "")
+foreach(h ${headers})
+  string(MAKE_C_IDENTIFIER ${h} id)
+  file(WRITE ${WORK}/${id}.c "#include <${h}>\n")
+  execute_process(COMMAND ${CC} -std=c11 -M ${flags} ${WORK}/${id}.c
+    RESULT_VARIABLE rc OUTPUT_VARIABLE deps ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "${h} does not compile alone:\n${err}")
+  endif()
+  string(REPLACE "\\\n" " " deps "${deps}")
+  separate_arguments(deps UNIX_COMMAND "${deps}")
+  foreach(f ${deps})
+    get_filename_component(name "${f}" NAME)
+    if(name MATCHES "^ck_.*\\.h$|jemalloc.*\\.h$")
+      string(APPEND bad "  ${h} includes ${f}\n")
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH headers n)
+if(bad)
+  message(FATAL_ERROR "public headers include dependency headers:\n${bad}")
+endif()
+message("${n} public headers, none includes a ck or jemalloc header")
