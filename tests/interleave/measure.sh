@@ -59,7 +59,7 @@ echo "## Negative controls: seeded random schedules (the control's scenario), se
 echo "# Each line: control, scenario, seed, random schedules until the first violation"
 for x in a b c d e f; do
 	s=pair
-	[ "$x" = d ] && s=wrap
+	[ "$x" = d ] && s=chain
 	for seed in 1 2 3 4 5; do
 		out=$("$dir/cow_interleave_fault_$x" "$s" --random 100000 --seed "$seed" 2>&1)
 		n=$(printf '%s\n' "$out" | grep -m1 -oE 'found in random schedule [0-9]+' | awk '{print $5}')
