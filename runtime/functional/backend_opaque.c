@@ -124,20 +124,20 @@ cow_o_canonical(const struct cow__fval *v)
 
 /* Where step @s puts each of its elements in a row-major parent. */
 static void
-cow_o_step_layout(const struct cow__fn_step *s, struct cow__fn_layout *l)
+cow_o_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 {
-	struct cow__fn_layout in;
+	struct cow__layout in;
 
-	cow__fn_layout_contiguous(&in, s->in_ndim, s->in_sizes);
-	cow__fn_step_layout(s, &in, l);
+	cow__layout_contiguous(&in, s->in_ndim, s->in_sizes);
+	cow__view_step_layout(s, &in, l);
 }
 
 static cow_status_t
-cow_o_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+cow_o_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0};
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
 	size_t is = in->itemsize;
@@ -157,11 +157,11 @@ cow_o_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
 }
 
 static cow_status_t
-cow_o_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+cow_o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0};
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
 	size_t is = parent->itemsize;

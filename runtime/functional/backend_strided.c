@@ -105,47 +105,47 @@ cow_reshaped(cow_tensor_t *t, int ndim, const int64_t *sizes,
 
 /* The real view of step @s on @t. */
 static cow_status_t
-cow_s_view(const struct cow__fn_step *s, cow_tensor_t *t, cow_tensor_t **out,
+cow_s_view(const struct cow__view_step *s, cow_tensor_t *t, cow_tensor_t **out,
     const char *func)
 {
 	cow_status_t st;
 
 	switch (s->kind) {
-	case COW__FN_VIEW:
+	case COW__STEP_VIEW:
 		return cow_reshaped(t, s->ndim, s->sizes, out, func);
-	case COW__FN_SELECT:
+	case COW__STEP_SELECT:
 		st = cow_tensor_select(t, s->dim, s->a, out);
 		break;
-	case COW__FN_SLICE:
+	case COW__STEP_SLICE:
 		/* Normalised: start a, length b, step c. */
 		st = cow_tensor_slice(t, s->dim, s->a,
 		    s->b == 0 ? s->a : s->a + (s->b - 1) * s->c + 1, s->c, out);
 		break;
-	case COW__FN_NARROW:
+	case COW__STEP_NARROW:
 		st = cow_tensor_narrow(t, s->dim, s->a, s->b, out);
 		break;
-	case COW__FN_TRANSPOSE:
+	case COW__STEP_TRANSPOSE:
 		st = cow_tensor_transpose(t, s->dim, s->dim2, out);
 		break;
-	case COW__FN_PERMUTE:
+	case COW__STEP_PERMUTE:
 		st = cow_tensor_permute(t, s->ndim, s->perm, out);
 		break;
-	case COW__FN_UNSQUEEZE:
+	case COW__STEP_UNSQUEEZE:
 		st = cow_tensor_unsqueeze(t, s->dim, out);
 		break;
-	case COW__FN_SQUEEZE:
+	case COW__STEP_SQUEEZE:
 		st = cow_tensor_squeeze(t, s->dim, out);
 		break;
-	case COW__FN_SQUEEZE_ALL:
+	case COW__STEP_SQUEEZE_ALL:
 		st = cow_tensor_squeeze_all(t, out);
 		break;
-	case COW__FN_EXPAND:
+	case COW__STEP_EXPAND:
 		st = cow_tensor_expand(t, s->ndim, s->sizes, out);
 		break;
-	case COW__FN_DIAGONAL:
+	case COW__STEP_DIAGONAL:
 		st = cow_tensor_diagonal(t, s->a, s->dim, s->dim2, out);
 		break;
-	case COW__FN_AS_STRIDED:
+	case COW__STEP_AS_STRIDED:
 		st = cow_tensor_as_strided(t, s->ndim, s->sizes, s->strides,
 		    s->a, out);
 		break;
@@ -156,7 +156,7 @@ cow_s_view(const struct cow__fn_step *s, cow_tensor_t *t, cow_tensor_t **out,
 }
 
 static cow_status_t
-cow_s_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+cow_s_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
@@ -168,7 +168,7 @@ cow_s_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
 }
 
 static cow_status_t
-cow_s_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+cow_s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	int perm[COW__FN_MAXD];
@@ -176,11 +176,11 @@ cow_s_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 	cow_status_t st;
 
 	switch (s->kind) {
-	case COW__FN_SELECT:
-	case COW__FN_SLICE:
-	case COW__FN_NARROW:
-	case COW__FN_DIAGONAL:
-	case COW__FN_AS_STRIDED:
+	case COW__STEP_SELECT:
+	case COW__STEP_SLICE:
+	case COW__STEP_NARROW:
+	case COW__STEP_DIAGONAL:
+	case COW__STEP_AS_STRIDED:
 		/* Part of the parent changes: write a lazy clone of it. */
 		if ((st = cow_tensor_lazy_clone(parent->strided, &n)) != COW_OK)
 			return cow_again(st, func);
@@ -195,12 +195,12 @@ cow_s_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 			return st;
 		}
 		return cow_wrap(n, parent->alloc, out, func);
-	case COW__FN_TRANSPOSE:
+	case COW__STEP_TRANSPOSE:
 		if ((st = cow_tensor_transpose(src->strided, s->dim, s->dim2,
 		    &n)) != COW_OK)
 			return cow_again(st, func);
 		return cow_wrap(n, parent->alloc, out, func);
-	case COW__FN_PERMUTE:
+	case COW__STEP_PERMUTE:
 		for (int d = 0; d < s->ndim; d++)
 			perm[s->perm[d]] = d;
 		if ((st = cow_tensor_permute(src->strided, s->ndim, perm,

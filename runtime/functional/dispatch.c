@@ -217,9 +217,9 @@ cow_functional_sync(cow_tensor_t *t)
 cow_status_t
 cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 {
-	struct cow__fn_layout in, l;
+	struct cow__layout in, l;
 	struct cow__fn_path *path;
-	struct cow__fn_step s;
+	struct cow__view_step s;
 	struct cow__fval *v;
 	struct cow__fn *fn;
 	cow_status_t st;
@@ -228,12 +228,11 @@ cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 	if ((fn = t->fn) == NULL)
 		return cow__error(COW_ENOTSUP, __func__, "a plain tensor's "
 		    "metadata is immutable: use cow_tensor_transpose()");
-	memset(&s, 0, sizeof s);
-	s.kind = COW__FN_TRANSPOSE;
+	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
-	cow__fn_layout_of(t, &in);
-	if ((st = cow__fn_step_make(&s, &in, t->itemsize,
+	cow__layout_of(t, &in);
+	if ((st = cow__view_step_make(&s, &in, t->itemsize,
 	    fn->group->base_nbytes, &l, __func__)) != COW_OK)
 		return st;
 	if ((st = cow__fn_path_append(fn->path, &s, fn->group->alloc, &path,

@@ -21,6 +21,7 @@
 
 #include "tensor/kernels.h"
 #include "tensor/tensor.h"
+#include "tensor/view_step.h"
 
 /* Does a call with these tensor arguments go through the layer? */
 #define COW__FN_ON(t) ((t) != NULL && (t)->fn != NULL)
@@ -45,29 +46,10 @@ cow_status_t cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 /* Release hook: drop a functional tensor's layer state. */
 void cow__fn_tensor_destroy(cow_tensor_t *t);
 
-/* Views (arguments as the public functions). */
-cow_status_t cow__fn_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out);
-cow_status_t cow__fn_select(cow_tensor_t *t, int dim, int64_t index,
-    cow_tensor_t **out);
-cow_status_t cow__fn_slice(cow_tensor_t *t, int dim, int64_t start,
-    int64_t end, int64_t step, cow_tensor_t **out);
-cow_status_t cow__fn_narrow(cow_tensor_t *t, int dim, int64_t start,
-    int64_t length, cow_tensor_t **out);
-cow_status_t cow__fn_transpose(cow_tensor_t *t, int dim0, int dim1,
-    cow_tensor_t **out);
-cow_status_t cow__fn_permute(cow_tensor_t *t, int ndim, const int *dims,
-    cow_tensor_t **out);
-cow_status_t cow__fn_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out);
-cow_status_t cow__fn_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out);
-cow_status_t cow__fn_squeeze_all(cow_tensor_t *t, cow_tensor_t **out);
-cow_status_t cow__fn_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out);
-cow_status_t cow__fn_diagonal(cow_tensor_t *t, int64_t offset, int dim1,
-    int dim2, cow_tensor_t **out);
-cow_status_t cow__fn_as_strided(cow_tensor_t *t, int ndim,
-    const int64_t *sizes, const int64_t *strides, int64_t storage_offset,
-    cow_tensor_t **out);
+/* Views: the view of @t by the step @s (view_step.h; arguments set by
+ * the view function @func, not yet checked). */
+cow_status_t cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
+    cow_tensor_t **out, const char *func);
 cow_status_t cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out);
 

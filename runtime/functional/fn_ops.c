@@ -97,31 +97,25 @@ cow_trace_op(const char *op, const struct cow__fval *r,
 /* ------------------------------------------------------------------ */
 /* Views.                                                                */
 
-static void
-cow_step_init(struct cow__fn_step *s, enum cow__fn_kind kind)
-{
-	memset(s, 0, sizeof *s);
-	s->kind = kind;
-}
-
-/* A view of @t by the step @s (raw arguments set). Never syncs. */
-static cow_status_t
-cow_view(cow_tensor_t *t, struct cow__fn_step *s, cow_tensor_t **out,
-    const char *func)
+/* A view of @t by the step @s (arguments set by the view function, not
+ * yet checked). Never syncs. */
+cow_status_t
+cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
+    cow_tensor_t **out, const char *func)
 {
 	struct cow__fn *fn = t->fn;
 	struct cow__fn_group *g = fn->group;
-	struct cow__fn_layout in, l;
+	struct cow__layout in, l;
 	struct cow__fn_path *path;
 	struct cow__fval *v, *from;
 	uint64_t gen;
 	cow_status_t st;
 
-	cow__fn_layout_of(t, &in);
-	if ((st = cow__fn_step_make(s, &in, t->itemsize, g->base_nbytes, &l,
+	cow__layout_of(t, &in);
+	if ((st = cow__view_step_make(s, &in, t->itemsize, g->base_nbytes, &l,
 	    func)) != COW_OK)
 		return st;
-	if (s->kind == COW__FN_AS_STRIDED) {
+	if (s->kind == COW__STEP_AS_STRIDED) {
 		/* Absolute: from the base, current only with no update
 		 * pending. */
 		from = g->base;
@@ -140,200 +134,30 @@ cow_view(cow_tensor_t *t, struct cow__fn_step *s, cow_tensor_t **out,
 }
 
 cow_status_t
-cow__fn_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-	cow_status_t st;
-
-	cow_step_init(&s, COW__FN_VIEW);
-	if ((st = cow__shape_infer(t->numel, ndim, sizes, s.sizes,
-	    "cow_tensor_view")) != COW_OK)
-		return st;
-	s.ndim = ndim;
-	return cow_view(t, &s, out, "cow_tensor_view");
-}
-
-cow_status_t
-cow__fn_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SELECT);
-	s.dim = dim;
-	s.a = index;
-	return cow_view(t, &s, out, "cow_tensor_select");
-}
-
-cow_status_t
-cow__fn_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
-    int64_t step, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SLICE);
-	s.dim = dim;
-	s.a = start;
-	s.b = end;
-	s.c = step;
-	return cow_view(t, &s, out, "cow_tensor_slice");
-}
-
-cow_status_t
-cow__fn_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_NARROW);
-	s.dim = dim;
-	s.a = start;
-	s.b = length;
-	return cow_view(t, &s, out, "cow_tensor_narrow");
-}
-
-cow_status_t
-cow__fn_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_TRANSPOSE);
-	s.dim = dim0;
-	s.dim2 = dim1;
-	return cow_view(t, &s, out, "cow_tensor_transpose");
-}
-
-cow_status_t
-cow__fn_permute(cow_tensor_t *t, int ndim, const int *dims,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	if (ndim != t->ndim)
-		return cow__error(COW_ESHAPE, "cow_tensor_permute",
-		    "%d dims given for a tensor with %d dimensions", ndim,
-		    t->ndim);
-	if (ndim > 0 && dims == NULL)
-		return cow__error(COW_EINVAL, "cow_tensor_permute",
-		    "argument 'dims' is NULL");
-	cow_step_init(&s, COW__FN_PERMUTE);
-	s.ndim = ndim;
-	for (int d = 0; d < ndim; d++)
-		s.perm[d] = dims[d];
-	return cow_view(t, &s, out, "cow_tensor_permute");
-}
-
-cow_status_t
-cow__fn_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_UNSQUEEZE);
-	s.dim = dim;
-	return cow_view(t, &s, out, "cow_tensor_unsqueeze");
-}
-
-cow_status_t
-cow__fn_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SQUEEZE);
-	s.dim = dim;
-	return cow_view(t, &s, out, "cow_tensor_squeeze");
-}
-
-cow_status_t
-cow__fn_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SQUEEZE_ALL);
-	return cow_view(t, &s, out, "cow_tensor_squeeze_all");
-}
-
-cow_status_t
-cow__fn_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	if (ndim < t->ndim || ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE, "cow_tensor_expand",
-		    "ndim %d out of range [%d, %d]", ndim, t->ndim,
-		    COW_TENSOR_MAX_NDIM);
-	if (ndim > 0 && sizes == NULL)
-		return cow__error(COW_EINVAL, "cow_tensor_expand",
-		    "sizes is NULL but ndim is %d", ndim);
-	cow_step_init(&s, COW__FN_EXPAND);
-	s.ndim = ndim;
-	for (int d = 0; d < ndim; d++)
-		s.sizes[d] = sizes[d];
-	return cow_view(t, &s, out, "cow_tensor_expand");
-}
-
-cow_status_t
-cow__fn_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_DIAGONAL);
-	s.a = offset;
-	s.dim = dim1;
-	s.dim2 = dim2;
-	return cow_view(t, &s, out, "cow_tensor_diagonal");
-}
-
-cow_status_t
-cow__fn_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    const int64_t *strides, int64_t storage_offset, cow_tensor_t **out)
-{
-	static const char func[] = "cow_tensor_as_strided";
-	struct cow__fn_step s;
-	cow_status_t st;
-
-	if ((st = cow__shape_check(ndim, sizes, t->itemsize, NULL, NULL,
-	    func)) != COW_OK)
-		return st;
-	if (ndim > 0 && strides == NULL)
-		return cow__error(COW_EINVAL, func,
-		    "strides is NULL but ndim is %d", ndim);
-	cow_step_init(&s, COW__FN_AS_STRIDED);
-	s.ndim = ndim;
-	for (int d = 0; d < ndim; d++) {
-		s.sizes[d] = sizes[d];
-		s.strides[d] = strides[d];
-	}
-	s.a = storage_offset;
-	return cow_view(t, &s, out, func);
-}
-
-cow_status_t
 cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out)
 {
 	static const char func[] = "cow_tensor_reshape";
 	int64_t ns[COW__FN_MAXD], nst[COW__FN_MAXD];
-	struct cow__fn_step s;
+	struct cow__view_step s;
 	cow_tensor_t *c;
 	cow_status_t st;
 
 	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, func)) != COW_OK)
 		return st;
-	cow_step_init(&s, COW__FN_VIEW);
+	cow__view_step_init(&s, COW__STEP_VIEW);
 	s.ndim = ndim;
 	memcpy(s.sizes, ns, (size_t)ndim * sizeof ns[0]);
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
 		if (cow_reshape_mode_effective() != COW_RESHAPE_LAZY_COPY)
-			return cow_view(t, &s, out, func);
+			return cow__fn_view_step(t, &s, out, func);
 		/* No aliasing: a view of a lazy clone. */
 		if ((st = cow__fn_lazy_clone(t, &c)) != COW_OK)
 			return st;
 	} else if ((st = cow__fn_clone(t, &c, func)) != COW_OK) {
 		return st;
 	}
-	st = cow_view(c, &s, out, func);
+	st = cow__fn_view_step(c, &s, out, func);
 	cow_tensor_release(c);
 	return st;
 }
@@ -359,7 +183,7 @@ cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
 	static const char func[] = "cow_tensor_lazy_clone";
 	struct cow__fn_group *g;
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	cow_status_t st;
 
 	/* Like a strided lazy clone: a new group sharing the whole base,
@@ -372,7 +196,7 @@ cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	if ((st = cow__fn_group_new(t->fn->group->base, &g, func)) != COW_OK)
 		return st;
 	cow__fval_retain(t->fn->value);
-	cow__fn_layout_of(t, &l);
+	cow__layout_of(t, &l);
 	st = cow__fn_tensor_new(g, t->fn->path, t->fn->value, 0, &l, out,
 	    func);
 	cow__fn_group_release(g);
@@ -440,6 +264,7 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	struct cow__fn_scalar x = {f == NULL, f != NULL ? *f : 0.0,
 	    i != NULL ? *i : 0};
 	int64_t idx[COW__FN_MAXD], off;
+	struct cow__view_step s;
 	struct cow__fval *v;
 	cow_tensor_t *e;
 	cow_status_t st;
@@ -451,7 +276,10 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	off = t->offset;
 	for (int d = 0; d < t->ndim; d++)
 		off += idx[d] * t->strides[d];
-	if ((st = cow__fn_as_strided(t, 0, NULL, NULL, off, &e)) != COW_OK)
+	cow__view_step_init(&s, COW__STEP_AS_STRIDED);
+	s.a = off;
+	if ((st = cow__fn_view_step(t, &s, &e, "cow_tensor_as_strided")) !=
+	    COW_OK)
 		return st;
 	if ((st = e->fn->group->be->ops->full(e->fn->group->be, e->alloc,
 	    t->dtype, 0, NULL, &x, &v, func)) == COW_OK) {

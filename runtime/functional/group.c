@@ -82,7 +82,7 @@ cow__fn_group_release(struct cow__fn_group *g)
 cow_status_t
 cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
     struct cow__fval *value, uint64_t generation,
-    const struct cow__fn_layout *l, cow_tensor_t **out, const char *func)
+    const struct cow__layout *l, cow_tensor_t **out, const char *func)
 {
 	struct cow__fn *fn;
 	cow_tensor_t *t;
@@ -123,22 +123,11 @@ cow__fn_tensor_destroy(cow_tensor_t *t)
 	t->fn = NULL;
 }
 
-void
-cow__fn_layout_of(const cow_tensor_t *t, struct cow__fn_layout *l)
-{
-	l->ndim = t->ndim;
-	l->offset = t->offset;
-	for (int d = 0; d < t->ndim; d++) {
-		l->sizes[d] = t->sizes[d];
-		l->strides[d] = t->strides[d];
-	}
-}
-
 /* ------------------------------------------------------------------ */
 /* Traced backend calls.                                                */
 
 cow_status_t
-cow__fn_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+cow__fn_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
 	char args[COW__SHAPE_STR_MAX * 2 + 64];
@@ -148,14 +137,14 @@ cow__fn_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
 		return st;
 	if (cow__fn_tracing())
 		cow__fn_trace("%%%llu = %s_copy(%%%llu, %s)",
-		    (unsigned long long)(*out)->id, cow__fn_kind_name(s->kind),
+		    (unsigned long long)(*out)->id, cow__step_kind_name(s->kind),
 		    (unsigned long long)in->id,
 		    cow__fn_step_args(s, args, sizeof args));
 	return COW_OK;
 }
 
 static cow_status_t
-cow_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+cow_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	char args[COW__SHAPE_STR_MAX * 2 + 64];
@@ -166,7 +155,7 @@ cow_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 		return st;
 	if (cow__fn_tracing())
 		cow__fn_trace("%%%llu = %s_scatter(%%%llu, %%%llu, %s)",
-		    (unsigned long long)(*out)->id, cow__fn_kind_name(s->kind),
+		    (unsigned long long)(*out)->id, cow__step_kind_name(s->kind),
 		    (unsigned long long)parent->id,
 		    (unsigned long long)src->id,
 		    cow__fn_step_args(s, args, sizeof args));
@@ -298,14 +287,14 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 {
 	struct cow__fn *fn = t->fn;
 	struct cow__fn_group *g = fn->group;
-	struct cow__fn_layout l, next;
-	struct cow__fn_step s;
+	struct cow__layout l, next;
+	struct cow__view_step s;
 	bool overlaps = false;
 	cow_status_t st;
 
-	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
+	cow__layout_contiguous(&l, g->ndim, g->sizes);
 	for (size_t k = 0; k < fn->path->len && !overlaps; k++) {
-		cow__fn_step_layout(&fn->path->steps[k], &l, &next);
+		cow__view_step_layout(&fn->path->steps[k], &l, &next);
 		l = next;
 		if ((st = cow__layout_overlaps(l.ndim, l.sizes, l.strides,
 		    g->alloc, &overlaps, func)) != COW_OK)
@@ -317,8 +306,7 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 		return COW_OK;
 	}
 	/* The one absolute step that reaches the same base elements. */
-	memset(&s, 0, sizeof s);
-	s.kind = COW__FN_AS_STRIDED;
+	cow__view_step_init(&s, COW__STEP_AS_STRIDED);
 	s.ndim = s.out_ndim = t->ndim;
 	s.a = t->offset;
 	for (int d = 0; d < t->ndim; d++) {
@@ -472,13 +460,13 @@ cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
     const char *func)
 {
 	struct cow__fn_group *g;
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	cow_status_t st;
 
 	if ((st = cow__fn_group_fresh(v, &g, func)) != COW_OK)
 		return st;
 	cow__fval_retain(g->base);
-	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
+	cow__layout_contiguous(&l, g->ndim, g->sizes);
 	st = cow__fn_tensor_new(g, cow__fn_path_empty(), g->base, 0, &l, out,
 	    func);
 	cow__fn_group_release(g);

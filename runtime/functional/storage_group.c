@@ -225,7 +225,7 @@ cow_group_of(const cow_backend_t *be, const cow_tensor_t *plain,
 
 /* Is @l exactly @t's layout? */
 static bool
-cow_layout_is(const struct cow__fn_layout *l, const cow_tensor_t *t)
+cow_layout_is(const struct cow__layout *l, const cow_tensor_t *t)
 {
 	if (l->ndim != t->ndim || l->offset != t->offset)
 		return false;
@@ -245,33 +245,31 @@ cow_layout_is(const struct cow__fn_layout *l, const cow_tensor_t *t)
  */
 static cow_status_t
 cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
-    struct cow__fn_step *s, struct cow__fn_path **out,
-    struct cow__fn_layout *l, const char *func)
+    struct cow__view_step *s, struct cow__fn_path **out,
+    struct cow__layout *l, const char *func)
 {
-	struct cow__fn_layout in;
+	struct cow__layout in;
 	cow_status_t st;
 
-	cow__fn_layout_contiguous(&in, g->ndim, g->sizes);
+	cow__layout_contiguous(&in, g->ndim, g->sizes);
 	if (cow_layout_is(&in, plain)) {
 		*l = in;
 		*out = cow__fn_path_empty();
 		return COW_OK;
 	}
-	memset(s, 0, sizeof *s);
 	/* The whole base reshaped (the view cannot be refused then, so no
 	 * error is recorded for a call that succeeds). */
 	if (plain->contiguous && plain->offset == 0 &&
 	    plain->numel == g->sizes[0]) {
-		s->kind = COW__FN_VIEW;
+		cow__view_step_init(s, COW__STEP_VIEW);
 		s->ndim = plain->ndim;
 		for (int d = 0; d < plain->ndim; d++)
 			s->sizes[d] = plain->sizes[d];
-		if (cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
+		if (cow__view_step_make(s, &in, plain->itemsize, g->base_nbytes,
 		    l, func) == COW_OK && cow_layout_is(l, plain))
 			return cow__fn_path_one(s, g->alloc, out, func);
-		memset(s, 0, sizeof *s);
 	}
-	s->kind = COW__FN_AS_STRIDED;
+	cow__view_step_init(s, COW__STEP_AS_STRIDED);
 	s->ndim = plain->ndim;
 	for (int d = 0; d < plain->ndim; d++) {
 		s->sizes[d] = plain->sizes[d];
@@ -280,7 +278,7 @@ cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
 	s->a = plain->offset;
 	/* The plain creation validated the layout against the storage, and
 	 * the base holds every element it can reach. */
-	if ((st = cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
+	if ((st = cow__view_step_make(s, &in, plain->itemsize, g->base_nbytes,
 	    l, func)) != COW_OK)
 		return st;
 	return cow__fn_path_one(s, g->alloc, out, func);
@@ -292,8 +290,8 @@ cow_member(struct cow__fn_group *g, const cow_tensor_t *plain,
     cow_tensor_t **out, const char *func)
 {
 	struct cow__fn_path *path;
-	struct cow__fn_layout l;
-	struct cow__fn_step s;
+	struct cow__layout l;
+	struct cow__view_step s;
 	struct cow__fval *v;
 	uint64_t gen;
 	cow_status_t st;

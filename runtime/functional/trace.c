@@ -183,48 +183,48 @@ cow_functional_trace_free(cow_functional_trace_t *tr)
 
 /* The arguments of a step as the trace shows them. */
 const char *
-cow__fn_step_args(const struct cow__fn_step *s, char *buf, size_t n)
+cow__fn_step_args(const struct cow__view_step *s, char *buf, size_t n)
 {
 	char x[COW__SHAPE_STR_MAX], y[COW__SHAPE_STR_MAX];
 	int64_t perm[COW__FN_MAXD];
 
 	switch (s->kind) {
-	case COW__FN_VIEW:
-	case COW__FN_EXPAND:
+	case COW__STEP_VIEW:
+	case COW__STEP_EXPAND:
 		snprintf(buf, n, "%s", cow__shape_str(x, s->ndim, s->sizes));
 		break;
-	case COW__FN_SELECT:
+	case COW__STEP_SELECT:
 		snprintf(buf, n, "dim=%d, index=%lld", s->dim,
 		    (long long)s->a);
 		break;
-	case COW__FN_SLICE:
+	case COW__STEP_SLICE:
 		snprintf(buf, n, "dim=%d, start=%lld, length=%lld, step=%lld",
 		    s->dim, (long long)s->a, (long long)s->b, (long long)s->c);
 		break;
-	case COW__FN_NARROW:
+	case COW__STEP_NARROW:
 		snprintf(buf, n, "dim=%d, start=%lld, length=%lld", s->dim,
 		    (long long)s->a, (long long)s->b);
 		break;
-	case COW__FN_TRANSPOSE:
+	case COW__STEP_TRANSPOSE:
 		snprintf(buf, n, "%d, %d", s->dim, s->dim2);
 		break;
-	case COW__FN_PERMUTE:
+	case COW__STEP_PERMUTE:
 		for (int d = 0; d < s->ndim; d++)
 			perm[d] = s->perm[d];
 		snprintf(buf, n, "%s", cow__shape_str(x, s->ndim, perm));
 		break;
-	case COW__FN_UNSQUEEZE:
-	case COW__FN_SQUEEZE:
+	case COW__STEP_UNSQUEEZE:
+	case COW__STEP_SQUEEZE:
 		snprintf(buf, n, "dim=%d", s->dim);
 		break;
-	case COW__FN_SQUEEZE_ALL:
+	case COW__STEP_SQUEEZE_ALL:
 		snprintf(buf, n, "all");
 		break;
-	case COW__FN_DIAGONAL:
+	case COW__STEP_DIAGONAL:
 		snprintf(buf, n, "offset=%lld, dim1=%d, dim2=%d",
 		    (long long)s->a, s->dim, s->dim2);
 		break;
-	case COW__FN_AS_STRIDED:
+	case COW__STEP_AS_STRIDED:
 		snprintf(buf, n, "size=%s, stride=%s, offset=%lld",
 		    cow__shape_str(x, s->ndim, s->sizes),
 		    cow__shape_str(y, s->ndim, s->strides), (long long)s->a);
