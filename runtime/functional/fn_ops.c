@@ -32,7 +32,9 @@
 static const cow_backend_t *
 cow_backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
 {
-	return COW__FN_ON(a) ? a->fn->group->be : b->fn->group->be;
+	const struct cow__fn *fn = cow__fn_of(a);
+
+	return (fn != NULL ? fn : cow__fn_of(b))->group->be;
 }
 
 /* The current value of @t on @be (a new reference). */
@@ -40,19 +42,20 @@ static cow_status_t
 cow_value(const cow_tensor_t *t, const cow_backend_t *be,
     struct cow__fval **out, const char *func)
 {
+	struct cow__fn *fn = cow__fn_of(t);
 	cow_status_t st;
 
-	if (t->fn == NULL)
+	if (fn == NULL)
 		return cow__fn_import_plain(be, (cow_tensor_t *)t, out, func);
-	if (t->fn->group->be != be)
+	if (fn->group->be != be)
 		return cow__error(COW_EINVAL, func, "functional tensors on "
 		    "backends %s and %s cannot be mixed", be->name,
-		    t->fn->group->be->name);
+		    fn->group->be->name);
 	/* A read: sync (the layer's state changes, not the values). */
 	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
-	cow__fval_retain(t->fn->value);
-	*out = t->fn->value;
+	cow__fval_retain(fn->value);
+	*out = fn->value;
 	return COW_OK;
 }
 
@@ -60,16 +63,17 @@ cow_value(const cow_tensor_t *t, const cow_backend_t *be,
 static cow_status_t
 cow_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 {
+	struct cow__fn *fn = cow__fn_of(t);
 	cow_status_t st;
 
-	if (t->fn == NULL) {
+	if (fn == NULL) {
 		cow_tensor_retain((cow_tensor_t *)t);
 		*out = (cow_tensor_t *)t;
 		return COW_OK;
 	}
 	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
-	return t->fn->value->be->ops->export_plain(t->fn->value, out, func);
+	return fn->value->be->ops->export_plain(fn->value, out, func);
 }
 
 static void
@@ -103,7 +107,7 @@ cow_status_t
 cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
     cow_tensor_t **out, const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
 	struct cow__layout in, l;
 	struct cow__fn_path *path;
@@ -171,7 +175,7 @@ cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 	struct cow__fval *v;
 	cow_status_t st;
 
-	if ((st = cow_value(t, t->fn->group->be, &v, func)) != COW_OK)
+	if ((st = cow_value(t, cow__fn_of(t)->group->be, &v, func)) != COW_OK)
 		return st;
 	/* The value is immutable: the clone shares it (a lazy copy), and a
 	 * non-canonical one is copied once into a base. */
@@ -182,6 +186,7 @@ cow_status_t
 cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
 	static const char func[] = "cow_tensor_lazy_clone";
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g;
 	struct cow__layout l;
 	cow_status_t st;
@@ -189,16 +194,15 @@ cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	/* Like a strided lazy clone: a new group sharing the whole base,
 	 * with @t's path and layout. The base must be current: apply the
 	 * queue even when @t's own value is (its last write may be queued). */
-	if ((st = cow__fn_group_flush(t->fn->group, func)) != COW_OK ||
+	if ((st = cow__fn_group_flush(fn->group, func)) != COW_OK ||
 	    (st = cow__fn_sync(t, func)) != COW_OK)
 		return st;
-	cow__fval_retain(t->fn->group->base);
-	if ((st = cow__fn_group_new(t->fn->group->base, &g, func)) != COW_OK)
+	cow__fval_retain(fn->group->base);
+	if ((st = cow__fn_group_new(fn->group->base, &g, func)) != COW_OK)
 		return st;
-	cow__fval_retain(t->fn->value);
+	cow__fval_retain(fn->value);
 	cow__layout_of(t, &l);
-	st = cow__fn_tensor_new(g, t->fn->path, t->fn->value, 0, &l, out,
-	    func);
+	st = cow__fn_tensor_new(g, fn->path, fn->value, 0, &l, out, func);
 	cow__fn_group_release(g);
 	return st;
 }
@@ -210,7 +214,7 @@ const void *
 cow__fn_const_data(const cow_tensor_t *t)
 {
 	static const char func[] = "cow_tensor_const_data";
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fval *c;
 	const void *p;
 	bool copy;
@@ -249,7 +253,7 @@ cow__fn_get(const cow_tensor_t *t, const int64_t *index, double *f,
 	if ((st = cow__index_check(t, index, idx, func)) != COW_OK ||
 	    (st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
-	p = t->fn->value->be->ops->element(t->fn->value, idx);
+	p = cow__fn_of(t)->value->be->ops->element(cow__fn_of(t)->value, idx);
 	if (f != NULL)
 		*f = cow__load_f64(t->dtype, p);
 	else
@@ -264,6 +268,7 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	struct cow__fn_scalar x = {f == NULL, f != NULL ? *f : 0.0,
 	    i != NULL ? *i : 0};
 	int64_t idx[COW__FN_MAXD], off;
+	const cow_backend_t *be;
 	struct cow__view_step s;
 	struct cow__fval *v;
 	cow_tensor_t *e;
@@ -281,8 +286,9 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	if ((st = cow__fn_view_step(t, &s, &e, "cow_tensor_as_strided")) !=
 	    COW_OK)
 		return st;
-	if ((st = e->fn->group->be->ops->full(e->fn->group->be, e->alloc,
-	    t->dtype, 0, NULL, &x, &v, func)) == COW_OK) {
+	be = cow__fn_of(e)->group->be;
+	if ((st = be->ops->full(be, e->alloc, t->dtype, 0, NULL, &x, &v,
+	    func)) == COW_OK) {
 		cow_trace_op("full", v, NULL, NULL, "");
 		st = cow__fn_commit_write(e, v, func);
 	}
@@ -298,7 +304,8 @@ cow__fn_fill_(cow_tensor_t *t, double value)
 {
 	static const char func[] = "cow_tensor_fill_";
 	struct cow__fn_scalar x = {false, value, 0};
-	const cow_backend_t *be = t->fn->group->be;
+	struct cow__fn_group *g = cow__fn_of(t)->group;
+	const cow_backend_t *be = g->be;
 	struct cow__fval *v;
 	char extra[64];
 	cow_status_t st;
@@ -306,8 +313,8 @@ cow__fn_fill_(cow_tensor_t *t, double value)
 	if (t->numel == 0)
 		return COW_OK;
 	if ((st = cow__check_writable(t, func)) != COW_OK ||
-	    (st = be->ops->full(be, t->fn->group->alloc, t->dtype, t->ndim,
-	    t->sizes, &x, &v, func)) != COW_OK)
+	    (st = be->ops->full(be, g->alloc, t->dtype, t->ndim, t->sizes, &x,
+	    &v, func)) != COW_OK)
 		return st;
 	snprintf(extra, sizeof extra, ", %.17g", value);
 	cow_trace_op("full", v, NULL, NULL, extra);
@@ -325,7 +332,7 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 	if (t->numel == 0)
 		return COW_OK;
 	if ((st = cow__check_writable(t, func)) != COW_OK ||
-	    (st = cow_value(t, t->fn->group->be, &a, func)) != COW_OK)
+	    (st = cow_value(t, cow__fn_of(t)->group->be, &a, func)) != COW_OK)
 		return st;
 	st = a->be->ops->binary_scalar(op, a, value, &v, func);
 	if (st == COW_OK) {
@@ -368,7 +375,7 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 	cow_tensor_t *p;
 	cow_status_t st;
 
-	if (t->fn == NULL) {
+	if (cow__fn_of(t) == NULL) {
 		/* A plain destination: the ordinary op with plain values. */
 		if ((st = cow_plain(other, &p, func)) != COW_OK)
 			return st;
@@ -377,7 +384,7 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 		cow_tensor_release(p);
 		return st;
 	}
-	be = t->fn->group->be;
+	be = cow__fn_of(t)->group->be;
 	if ((st = cow_check_into(t, other, true, func)) != COW_OK ||
 	    t->numel == 0)
 		return st;
@@ -406,14 +413,14 @@ cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 	cow_tensor_t *p;
 	cow_status_t st;
 
-	if (dst->fn == NULL) {
+	if (cow__fn_of(dst) == NULL) {
 		if ((st = cow_plain(src, &p, func)) != COW_OK)
 			return st;
 		st = cow_tensor_copy_(dst, p);
 		cow_tensor_release(p);
 		return st;
 	}
-	be = dst->fn->group->be;
+	be = cow__fn_of(dst)->group->be;
 	if ((st = cow_check_into(dst, src, false, func)) != COW_OK ||
 	    dst->numel == 0)
 		return st;
@@ -485,7 +492,7 @@ cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	if (a->dtype == COW_DTYPE_BOOL)
 		return cow__error(COW_EDTYPE, func,
 		    "negation is not defined for dtype bool");
-	if ((st = cow_value(a, a->fn->group->be, &va, func)) != COW_OK)
+	if ((st = cow_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
 		return st;
 	st = va->be->ops->neg(va, &v, func);
 	if (st == COW_OK)
@@ -520,7 +527,7 @@ cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 		snprintf(extra, sizeof extra, ", dim=%d, keepdim=%d", d,
 		    (int)keepdim);
 	}
-	if ((st = cow_value(a, a->fn->group->be, &va, func)) != COW_OK)
+	if ((st = cow_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
 		return st;
 	st = va->be->ops->sum(va, mask, n, sizes, &v, func);
 	if (st == COW_OK)

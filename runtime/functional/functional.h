@@ -8,7 +8,8 @@
  *   a reference-counted immutable array of steps from the base.
  * - struct cow__fn_group: an alias group (base value, ordered pending
  *   updates, generation).
- * - struct cow__fn: the per-tensor state hanging off cow_tensor_t::fn.
+ * - struct cow__fn: the per-tensor state, a functional tensor's extension
+ *   state (tensor/ext.h: cow_tensor_t::ext is &cow__fn_ext).
  *
  * Synchronization: a group and its tensors' states are used by one thread
  * at a time (the user serialises, functional.h). Values and paths may be
@@ -26,7 +27,9 @@
 #include <cowstore/tensor.h>
 
 #include "core/sync.h"
+#include "tensor/ext.h"
 #include "tensor/kernels.h"
+#include "tensor/tensor.h"
 #include "tensor/view_step.h"
 
 #define COW__FN_MAXD COW_TENSOR_MAX_NDIM
@@ -203,6 +206,17 @@ struct cow__fn {
 	uint64_t generation;
 };
 
+/* The layer's table of tensor hooks (dispatch.c): a functional tensor is
+ * one whose extension it is. */
+extern const struct cow__tensor_ext cow__fn_ext;
+
+/* @t's layer state; NULL for a plain tensor. */
+static inline struct cow__fn *
+cow__fn_of(const cow_tensor_t *t)
+{
+	return t->ext == &cow__fn_ext ? t->ext_state : NULL;
+}
+
 /* A new group over @base (canonical; the group takes the reference). */
 cow_status_t cow__fn_group_new(struct cow__fval *base,
     struct cow__fn_group **out, const char *func);
@@ -265,7 +279,6 @@ cow__fval_assign(struct cow__fval **slot, struct cow__fval *v)
 struct cow__fn_thread {
 	const cow_backend_t *backend;  /* NULL: strided */
 	bool mode;
-	bool suspended;                /* inside an adopting creation */
 	uint64_t next_id;              /* value ids */
 	struct cow_functional_trace_s *trace;
 };

@@ -106,7 +106,7 @@ cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
 	fn->path = path;
 	fn->value = value;
 	fn->generation = generation;
-	t->fn = fn;
+	cow__tensor_ext_attach(t, &cow__fn_ext, fn);
 	*out = t;
 	return COW_OK;
 }
@@ -114,13 +114,12 @@ cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
 void
 cow__fn_tensor_destroy(cow_tensor_t *t)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 
 	cow__fval_release(fn->value);
 	cow__fn_path_release(fn->path);
 	cow__fn_group_release(fn->group);
 	cow__free(t->alloc, fn, sizeof *fn);
-	t->fn = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -137,8 +136,8 @@ cow__fn_view_copy(const struct cow__view_step *s, struct cow__fval *in,
 		return st;
 	if (cow__fn_tracing())
 		cow__fn_trace("%%%llu = %s_copy(%%%llu, %s)",
-		    (unsigned long long)(*out)->id, cow__step_kind_name(s->kind),
-		    (unsigned long long)in->id,
+		    (unsigned long long)(*out)->id,
+		    cow__step_kind_name(s->kind), (unsigned long long)in->id,
 		    cow__fn_step_args(s, args, sizeof args));
 	return COW_OK;
 }
@@ -155,7 +154,8 @@ cow_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 		return st;
 	if (cow__fn_tracing())
 		cow__fn_trace("%%%llu = %s_scatter(%%%llu, %%%llu, %s)",
-		    (unsigned long long)(*out)->id, cow__step_kind_name(s->kind),
+		    (unsigned long long)(*out)->id,
+		    cow__step_kind_name(s->kind),
 		    (unsigned long long)parent->id,
 		    (unsigned long long)src->id,
 		    cow__fn_step_args(s, args, sizeof args));
@@ -255,7 +255,7 @@ cow__fn_group_flush(struct cow__fn_group *g, const char *func)
 cow_status_t
 cow__fn_sync(cow_tensor_t *t, const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
 	struct cow__fval *v, *next;
 	cow_status_t st;
@@ -285,7 +285,7 @@ cow__fn_sync(cow_tensor_t *t, const char *func)
 static cow_status_t
 cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
 	struct cow__layout l, next;
 	struct cow__view_step s;
@@ -384,7 +384,7 @@ cow_status_t
 cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
     const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
 	struct cow__fval *tmp = NULL;
 	struct cow__fn_path *path;

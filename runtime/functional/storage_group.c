@@ -325,7 +325,6 @@ cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 	 * tensors' writes. */
 	return cow__fn_adopt(st, plain, NULL, out, func);
 #endif
-	cow__fn_tls.suspended = false;
 	if (st != COW_OK)
 		return st;
 	if ((st = cow_group_of(cow__fn_thread_backend(), plain, &g, func)) ==

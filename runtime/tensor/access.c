@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "functional/dispatch.h"
 #include "tensor/dtype.h"
+#include "tensor/ext.h"
 #include "tensor/shadow.h"
 #include "tensor/tensor.h"
 
@@ -78,8 +78,8 @@ cow_tensor_const_data(const cow_tensor_t *t)
 {
 	const char *p;
 
-	if (COW__FN_ON(t))
-		return cow__fn_const_data(t);
+	if (t != NULL && t->ext != NULL)
+		return t->ext->const_data(t);
 	if (t == NULL || cow__tensor_read_data(t, &p, __func__) != COW_OK)
 		return NULL;
 	return p;
@@ -93,8 +93,8 @@ cow_tensor_mutable_data(cow_tensor_t *t, void **out)
 
 	COW__CHECK_NOT_NULL(t);
 	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_mutable_data(t, out);
+	if (t->ext != NULL)
+		return t->ext->mutable_data(t, out);
 	if (t->numel > 0 &&
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
@@ -148,8 +148,8 @@ cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
 
 	COW__CHECK_NOT_NULL(t);
 	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_get(t, index, out, NULL, __func__);
+	if (t->ext != NULL)
+		return t->ext->get(t, index, out, NULL, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
@@ -166,8 +166,8 @@ cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 
 	COW__CHECK_NOT_NULL(t);
 	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_get(t, index, NULL, out, __func__);
+	if (t->ext != NULL)
+		return t->ext->get(t, index, NULL, out, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
@@ -183,8 +183,8 @@ cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 	char *p;
 
 	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_set(t, index, &value, NULL, __func__);
+	if (t->ext != NULL)
+		return t->ext->set(t, index, &value, NULL, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
@@ -200,8 +200,8 @@ cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 	char *p;
 
 	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_set(t, index, NULL, &value, __func__);
+	if (t->ext != NULL)
+		return t->ext->set(t, index, NULL, &value, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;

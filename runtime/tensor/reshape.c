@@ -17,8 +17,8 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "functional/dispatch.h"
 #include "core/sync.h"
+#include "tensor/ext.h"
 #include "tensor/shadow.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -127,8 +127,8 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 
 	COW__CHECK_NOT_NULL(t);
 	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_reshape(t, ndim, sizes, out);
+	if (t->ext != NULL)
+		return t->ext->reshape(t, ndim, sizes, out);
 	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, __func__)) !=
 	    COW_OK)
 		return st;

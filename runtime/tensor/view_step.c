@@ -196,7 +196,8 @@ static cow_status_t
 check_view(const struct cow__view_step *s, const struct cow__layout *in,
     const char *func)
 {
-	char x[COW__SHAPE_STR_MAX], y[COW__SHAPE_STR_MAX], z[COW__SHAPE_STR_MAX];
+	char x[COW__SHAPE_STR_MAX], y[COW__SHAPE_STR_MAX];
+	char z[COW__SHAPE_STR_MAX];
 	int64_t strides[COW_TENSOR_MAX_NDIM];
 
 	if (cow__view_strides(in->ndim, in->sizes, in->strides, s->ndim,
@@ -325,7 +326,8 @@ check_expand(struct cow__view_step *s, const struct cow__layout *in,
 		if (od >= 0 && in->sizes[od] != want[d] && in->sizes[od] != 1)
 			return cow__error(COW_ESHAPE, func,
 			    "cannot expand shape %s to %s: dim %d has size "
-			    "%lld, not 1", cow__shape_str(x, in->ndim, in->sizes),
+			    "%lld, not 1",
+			    cow__shape_str(x, in->ndim, in->sizes),
 			    cow__shape_str(y, s->ndim, s->sizes), od,
 			    (long long)in->sizes[od]);
 	}

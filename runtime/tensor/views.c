@@ -9,7 +9,7 @@
  * functionalization layer).
  */
 #include "core/error.h"
-#include "functional/dispatch.h"
+#include "tensor/ext.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 #include "tensor/view_step.h"
@@ -22,8 +22,8 @@ view_by_step(cow_tensor_t *t, struct cow__view_step *s, cow_tensor_t **out,
 	struct cow__layout in, l;
 	cow_status_t st;
 
-	if (COW__FN_ON(t))
-		return cow__fn_view_step(t, s, out, func);
+	if (t->ext != NULL)
+		return t->ext->view(t, s, out, func);
 	cow__layout_of(t, &in);
 	if ((st = cow__view_step_apply(s, &in, t->itemsize,
 	    cow_storage_nbytes(t->storage), &l, func)) != COW_OK)
