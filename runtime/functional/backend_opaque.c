@@ -126,10 +126,8 @@ cow_o_canonical(const struct cow__fval *v)
 static void
 cow_o_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 {
-	struct cow__layout in;
-
-	cow__layout_contiguous(&in, s->in_ndim, s->in_sizes);
-	cow__view_step_layout(s, &in, l);
+	cow__layout_contiguous(l, s->in_ndim, s->in_sizes);
+	cow__view_step_layout(s, l);
 }
 
 static cow_status_t

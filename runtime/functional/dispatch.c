@@ -243,7 +243,7 @@ cow_functional_sync(cow_tensor_t *t)
 cow_status_t
 cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 {
-	struct cow__layout in, l;
+	struct cow__layout l;
 	struct cow__fn_path *path;
 	struct cow__view_step s;
 	struct cow__fval *v;
@@ -257,9 +257,9 @@ cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
-	cow__layout_of(t, &in);
-	if ((st = cow__view_step_make(&s, &in, t->itemsize,
-	    fn->group->base_nbytes, &l, __func__)) != COW_OK)
+	cow__layout_of(t, &l);
+	if ((st = cow__view_step_make(&s, &l, t->itemsize,
+	    fn->group->base_nbytes, __func__)) != COW_OK)
 		return st;
 	if ((st = cow__fn_path_append(fn->path, &s, fn->group->alloc, &path,
 	    __func__)) != COW_OK)

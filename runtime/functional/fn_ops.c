@@ -109,14 +109,14 @@ cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
 {
 	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
-	struct cow__layout in, l;
 	struct cow__fn_path *path;
 	struct cow__fval *v, *from;
+	struct cow__layout l;
 	uint64_t gen;
 	cow_status_t st;
 
-	cow__layout_of(t, &in);
-	if ((st = cow__view_step_make(s, &in, t->itemsize, g->base_nbytes, &l,
+	cow__layout_of(t, &l);
+	if ((st = cow__view_step_make(s, &l, t->itemsize, g->base_nbytes,
 	    func)) != COW_OK)
 		return st;
 	if (s->kind == COW__STEP_AS_STRIDED) {

@@ -287,15 +287,14 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 {
 	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
-	struct cow__layout l, next;
+	struct cow__layout l;
 	struct cow__view_step s;
 	bool overlaps = false;
 	cow_status_t st;
 
 	cow__layout_contiguous(&l, g->ndim, g->sizes);
 	for (size_t k = 0; k < fn->path->len && !overlaps; k++) {
-		cow__view_step_layout(&fn->path->steps[k], &l, &next);
-		l = next;
+		cow__view_step_layout(&fn->path->steps[k], &l);
 		if ((st = cow__layout_overlaps(l.ndim, l.sizes, l.strides,
 		    g->alloc, &overlaps, func)) != COW_OK)
 			return st;

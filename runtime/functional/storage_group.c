@@ -265,8 +265,9 @@ cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
 		s->ndim = plain->ndim;
 		for (int d = 0; d < plain->ndim; d++)
 			s->sizes[d] = plain->sizes[d];
-		if (cow__view_step_make(s, &in, plain->itemsize, g->base_nbytes,
-		    l, func) == COW_OK && cow_layout_is(l, plain))
+		*l = in;
+		if (cow__view_step_make(s, l, plain->itemsize, g->base_nbytes,
+		    func) == COW_OK && cow_layout_is(l, plain))
 			return cow__fn_path_one(s, g->alloc, out, func);
 	}
 	cow__view_step_init(s, COW__STEP_AS_STRIDED);
@@ -278,8 +279,9 @@ cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
 	s->a = plain->offset;
 	/* The plain creation validated the layout against the storage, and
 	 * the base holds every element it can reach. */
-	if ((st = cow__view_step_make(s, &in, plain->itemsize, g->base_nbytes,
-	    l, func)) != COW_OK)
+	*l = in;
+	if ((st = cow__view_step_make(s, l, plain->itemsize, g->base_nbytes,
+	    func)) != COW_OK)
 		return st;
 	return cow__fn_path_one(s, g->alloc, out, func);
 }

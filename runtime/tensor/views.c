@@ -14,19 +14,24 @@
 #include "tensor/tensor.h"
 #include "tensor/view_step.h"
 
-/* The view of @t by the step @s (arguments set, not yet checked). */
-static cow_status_t
-view_by_step(cow_tensor_t *t, struct cow__view_step *s, cow_tensor_t **out,
-    const char *func)
+/* The view of @t by the step @s of @kind (arguments set, not yet
+ * checked). Inline: each view function compiles its own kind's rules. */
+COW__STEP_INLINE cow_status_t
+view_by_step(cow_tensor_t *t, enum cow__step_kind kind,
+    struct cow__view_step *s, cow_tensor_t **out, const char *func)
 {
-	struct cow__layout in, l;
+	struct cow__layout l;
 	cow_status_t st;
+	size_t nbytes;
 
 	if (t->ext != NULL)
 		return t->ext->view(t, s, out, func);
-	cow__layout_of(t, &in);
-	if ((st = cow__view_step_apply(s, &in, t->itemsize,
-	    cow_storage_nbytes(t->storage), &l, func)) != COW_OK)
+	/* Only as_strided is bounded by the storage. */
+	nbytes = kind == COW__STEP_AS_STRIDED ?
+	    cow_storage_nbytes(t->storage) : 0;
+	cow__layout_of(t, &l);
+	if ((st = cow__step_apply(kind, s, &l, t->itemsize, nbytes, func)) !=
+	    COW_OK)
 		return st;
 	return cow__tensor_new_view(t, l.ndim, l.sizes, l.strides, l.offset,
 	    out, func);
@@ -51,7 +56,7 @@ cow_tensor_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	    COW_OK)
 		return st;
 	s.ndim = ndim;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_VIEW, &s, out, __func__);
 }
 
 cow_status_t
@@ -63,7 +68,7 @@ cow_tensor_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
 	cow__view_step_init(&s, COW__STEP_SELECT);
 	s.dim = dim;
 	s.a = index;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_SELECT, &s, out, __func__);
 }
 
 cow_status_t
@@ -78,7 +83,7 @@ cow_tensor_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
 	s.a = start;
 	s.b = end;
 	s.c = step;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_SLICE, &s, out, __func__);
 }
 
 cow_status_t
@@ -92,7 +97,7 @@ cow_tensor_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
 	s.dim = dim;
 	s.a = start;
 	s.b = length;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_NARROW, &s, out, __func__);
 }
 
 cow_status_t
@@ -104,7 +109,7 @@ cow_tensor_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
 	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_TRANSPOSE, &s, out, __func__);
 }
 
 cow_status_t
@@ -125,7 +130,7 @@ cow_tensor_permute(cow_tensor_t *t, int ndim, const int *dims,
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++)
 		s.perm[d] = dims[d];
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_PERMUTE, &s, out, __func__);
 }
 
 cow_status_t
@@ -136,7 +141,7 @@ cow_tensor_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_UNSQUEEZE);
 	s.dim = dim;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_UNSQUEEZE, &s, out, __func__);
 }
 
 cow_status_t
@@ -147,7 +152,7 @@ cow_tensor_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_SQUEEZE);
 	s.dim = dim;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_SQUEEZE, &s, out, __func__);
 }
 
 cow_status_t
@@ -157,7 +162,7 @@ cow_tensor_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
 
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_SQUEEZE_ALL);
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_SQUEEZE_ALL, &s, out, __func__);
 }
 
 cow_status_t
@@ -178,7 +183,7 @@ cow_tensor_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++)
 		s.sizes[d] = sizes[d];
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_EXPAND, &s, out, __func__);
 }
 
 cow_status_t
@@ -192,7 +197,7 @@ cow_tensor_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
 	s.a = offset;
 	s.dim = dim1;
 	s.dim2 = dim2;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_DIAGONAL, &s, out, __func__);
 }
 
 cow_status_t
@@ -216,5 +221,5 @@ cow_tensor_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
 		s.strides[d] = strides[d];
 	}
 	s.a = storage_offset;
-	return view_by_step(t, &s, out, __func__);
+	return view_by_step(t, COW__STEP_AS_STRIDED, &s, out, __func__);
 }
