@@ -126,6 +126,49 @@ cow_input_done(struct cow_input *in)
 	in->tmp = NULL;
 }
 
+/* The end of a kernel's access: its temporaries go. */
+static void
+kernel_end(struct cow_input *in, int n)
+{
+	for (int i = 0; i < n; i++)
+		cow_input_done(&in[i]);
+}
+
+/*
+ * The access protocol of a kernel that writes @dst from the @n inputs @in
+ * (validated, broadcast when @same_shape), in the order tensor.h
+ * prescribes: the writability check; a temporary copy of each input whose
+ * in-place reading would conflict with the writes; every read access
+ * (they have no side effect, so a refused read changes nothing); the
+ * write access of @dst, whose element 0 goes to *@p; then every input
+ * that views @dst's storage re-based on the address the write access
+ * returned. On failure everything is as it was. kernel_end() after the
+ * loops.
+ */
+static cow_status_t
+kernel_begin(cow_tensor_t *dst, struct cow_input *in, int n, bool same_shape,
+    char **p, const char *func)
+{
+	cow_status_t st;
+	int i;
+
+	if ((st = cow__check_writable(dst, func)) != COW_OK)
+		return st;
+	for (i = 0; i < n && st == COW_OK; i++)
+		st = cow_input_detach(&in[i], dst, same_shape, func);
+	for (i = 0; i < n && st == COW_OK; i++)
+		st = cow_input_read(&in[i], func);
+	if (st == COW_OK)
+		st = cow__tensor_write_data(dst, p, func);
+	if (st != COW_OK) {
+		kernel_end(in, n);
+		return st;
+	}
+	for (i = 0; i < n; i++)
+		cow_input_rebase(&in[i], dst, *p);
+	return COW_OK;
+}
+
 cow_status_t
 cow__kernel_fill(cow_tensor_t *dst, double value, const char *func)
 {
@@ -137,8 +180,7 @@ cow__kernel_fill(cow_tensor_t *dst, double value, const char *func)
 
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK)
+	if ((st = kernel_begin(dst, NULL, 0, true, &p, func)) != COW_OK)
 		return st;
 	cow__store_f64(dst->dtype, &v, value);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
@@ -162,15 +204,8 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&in, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &in, 1, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&in, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&in);
-		return st;
-	}
-	cow_input_rebase(&in, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, in.data, in.strides, in.t->itemsize);
@@ -178,7 +213,7 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 		cow__iter_run(&it, cow__loop_copy_same, &size);
 	else
 		cow__iter_run(&it, cow__loop_convert, &conv);
-	cow_input_done(&in);
+	kernel_end(&in, 1);
 	return COW_OK;
 }
 
@@ -188,7 +223,7 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 {
 	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
 	    cow__loops_mul;
-	struct cow_input ia, ib;
+	struct cow_input in[2];
 	cow__iter_t it;
 	cow_status_t st;
 	char *p;
@@ -198,31 +233,19 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 	if (dst->dtype != a->dtype)
 		return cow_dtype_mismatch(dst->dtype, a->dtype,
 		    "destination and operands", func);
-	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK ||
-	    (st = cow_input_broadcast(&ib, b, dst, func)) != COW_OK)
+	if ((st = cow_input_broadcast(&in[0], a, dst, func)) != COW_OK ||
+	    (st = cow_input_broadcast(&in[1], b, dst, func)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, in, 2, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_detach(&ib, dst, true, func)) != COW_OK ||
-	    (st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow_input_read(&ib, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		cow_input_done(&ib);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
-	cow_input_rebase(&ib, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
-	cow__iter_add(&it, ib.data, ib.strides, b->itemsize);
+	cow__iter_add(&it, in[0].data, in[0].strides, a->itemsize);
+	cow__iter_add(&it, in[1].data, in[1].strides, b->itemsize);
 	cow__iter_run(&it, loops[dst->dtype], NULL);
-	cow_input_done(&ia);
-	cow_input_done(&ib);
+	kernel_end(in, 2);
 	return COW_OK;
 }
 
@@ -245,22 +268,15 @@ cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &ia, 1, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
 	cow__store_f64(a->dtype, &v, value);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
 	cow__iter_add(&it, &v, NULL, a->itemsize);
 	cow__iter_run(&it, loops[dst->dtype], NULL);
-	cow_input_done(&ia);
+	kernel_end(&ia, 1);
 	return COW_OK;
 }
 
@@ -283,20 +299,13 @@ cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &ia, 1, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
 	cow__iter_run(&it, cow__loops_neg[a->dtype], NULL);
-	cow_input_done(&ia);
+	kernel_end(&ia, 1);
 	return COW_OK;
 }
 
@@ -369,15 +378,8 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, false, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &ia, 1, false, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
 	memset(&zero, 0, sizeof zero);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
@@ -389,7 +391,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		cow__iter_add(&it, ia.data, ia.t->strides, a->itemsize);
 		cow__iter_run(&it, cow__loop_sum, &src);
 	}
-	cow_input_done(&ia);
+	kernel_end(&ia, 1);
 	return COW_OK;
 }
 

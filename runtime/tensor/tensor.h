@@ -137,7 +137,8 @@ cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
  * read pointers of inputs that view the destination's storage on the
  * address the write access returned (cow__tensor_rebase): materialisation
  * moves that storage's data. Inputs on other storages keep their pointers:
- * materialising one storage never moves another's data.
+ * materialising one storage never moves another's data. The kernels
+ * (kernels.c) take this order from one function, kernel_begin().
  */
 cow_status_t cow__tensor_write_data(cow_tensor_t *t, char **out,
     const char *func);
