@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
-#include "core/stats.h"
 #include "storage/cow_ctx.h"
+#include "storage/stats.h"
 
 /* A fault's window: sched_yield, or a scheduling point of the interleaving
  * checker (COW__FAULT_YIELD, core/sync.h). */

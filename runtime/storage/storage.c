@@ -6,8 +6,8 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
-#include "core/stats.h"
 #include "storage/shadow.h"
+#include "storage/stats.h"
 #include "storage/storage.h"
 
 static cow_status_t

@@ -8,8 +8,8 @@
 
 #include <cowstore/stats.h>
 
-#include "core/stats.h"
 #include "core/tcounter.h"
+#include "storage/stats.h"
 
 _Static_assert(COW__STAT_COUNT <= COW__TC_STATS_COUNT,
     "the statistics need more per-thread slots");
