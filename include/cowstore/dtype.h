@@ -30,8 +30,8 @@ typedef enum cow_dtype {
 #define COW_DTYPE_COUNT 6
 
 /**
- * cow_dtype_size - bytes per element of @dtype. Ownership: none (returns a
- * value). Thread-safety: any thread. Errors: none; an unknown value gives 0.
+ * cow_dtype_size - bytes per element of @dtype. Thread-safety: any thread.
+ * Errors: none; an unknown value gives 0.
  */
 COW_API size_t cow_dtype_size(cow_dtype_t dtype);
 

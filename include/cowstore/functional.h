@@ -161,9 +161,8 @@ COW_API const cow_backend_t *cow_backend_thread(void);
 COW_API cow_status_t cow_functional_mode_set_thread(bool on, bool *previous);
 
 /**
- * cow_functional_mode_thread - the calling thread's mode.
- * Ownership: none (returns a value). Thread-safety: the calling thread's own
- * setting. Errors: none.
+ * cow_functional_mode_thread - the calling thread's mode. Thread-safety: the
+ * calling thread's own setting. Errors: none.
  */
 COW_API bool cow_functional_mode_thread(void);
 
@@ -171,9 +170,8 @@ COW_API bool cow_functional_mode_thread(void);
 /* Functional tensors.                                                   */
 
 /**
- * cow_tensor_is_functional - true when @t's ops go through the layer
- * (NULL gives false). Ownership: none (returns a value).
- * Thread-safety: any thread holding a reference. Errors: none.
+ * cow_tensor_is_functional - true when @t's ops go through the layer (NULL
+ * gives false). Thread-safety: any thread holding a reference. Errors: none.
  */
 COW_API bool cow_tensor_is_functional(const cow_tensor_t *t);
 

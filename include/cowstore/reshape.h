@@ -36,18 +36,16 @@ typedef enum cow_reshape_mode {
 } cow_reshape_mode_t;
 
 /**
- * cow_reshape_mode_set - set the process-wide mode. Ownership: none.
- * Thread-safety: any thread; an atomic store. Operations already running in
- * other threads may still use the old mode; later calls see the new one.
- * Errors: COW_EINVAL (COW_RESHAPE_INHERIT or an unknown value). On error
- * the mode is unchanged.
+ * cow_reshape_mode_set - set the process-wide mode. Thread-safety: any
+ * thread; an atomic store. Operations already running in other threads may
+ * still use the old mode; later calls see the new one. Errors: COW_EINVAL
+ * (COW_RESHAPE_INHERIT or an unknown value). On error the mode is unchanged.
  */
 COW_API cow_status_t cow_reshape_mode_set(cow_reshape_mode_t mode);
 
 /**
  * cow_reshape_mode_get - the process-wide mode (ignores thread overrides).
- * Ownership: none (returns a value). Thread-safety: any thread (an atomic
- * load). Errors: none.
+ * Thread-safety: any thread (an atomic load). Errors: none.
  */
 COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
 
@@ -65,16 +63,15 @@ COW_API cow_status_t cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
 
 /**
  * cow_reshape_mode_get_thread - the calling thread's override, or
- * COW_RESHAPE_INHERIT. Ownership: none (returns a value).
- * Thread-safety: reads the calling thread's own setting. Errors: none.
+ * COW_RESHAPE_INHERIT. Thread-safety: reads the calling thread's own setting.
+ * Errors: none.
  */
 COW_API cow_reshape_mode_t cow_reshape_mode_get_thread(void);
 
 /**
  * cow_reshape_mode_effective - the mode reshape uses on the calling thread:
- * the thread override if set, else the process-wide mode.
- * Ownership: none (returns a value). Thread-safety: any thread.
- * Errors: none.
+ * the thread override if set, else the process-wide mode. Thread-safety: any
+ * thread. Errors: none.
  */
 COW_API cow_reshape_mode_t cow_reshape_mode_effective(void);
 

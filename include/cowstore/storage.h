@@ -116,8 +116,8 @@ COW_API void cow_storage_retain(cow_storage_t *storage);
 COW_API void cow_storage_release(cow_storage_t *storage);
 
 /**
- * cow_storage_nbytes - size in bytes. Ownership: none (returns a value).
- * Thread-safety: any thread. Errors: none; NULL gives 0.
+ * cow_storage_nbytes - size in bytes. Thread-safety: any thread. Errors:
+ * none; NULL gives 0.
  */
 COW_API size_t cow_storage_nbytes(const cow_storage_t *storage);
 
@@ -171,25 +171,23 @@ COW_API cow_status_t cow_storage_lazy_clone(cow_storage_t *src,
 
 /**
  * cow_storage_is_cow - true while the storage shares (or may share) its data
- * through a COW context, i.e. until its next materialisation.
- * Ownership: none (returns a value). Thread-safety: a read.
- * Errors: none; NULL gives false.
+ * through a COW context, i.e. until its next materialisation. Thread-safety:
+ * a read. Errors: none; NULL gives false.
  */
 COW_API bool cow_storage_is_cow(const cow_storage_t *storage);
 
 /**
- * cow_storage_share_count - how many storages share this storage's data
- * (1 when private). Ownership: none (returns a value).
- * Thread-safety: a read; under concurrent materialisation of peers the value
- * may be stale by the time it returns. Errors: none; NULL gives 0.
+ * cow_storage_share_count - how many storages share this storage's data (1
+ * when private). Thread-safety: a read; under concurrent materialisation of
+ * peers the value may be stale by the time it returns. Errors: none; NULL
+ * gives 0.
  */
 COW_API size_t cow_storage_share_count(const cow_storage_t *storage);
 
 /**
  * cow_storage_shares_data - true when @a and @b share one data allocation
  * (the same storage, or lazy copies that neither has materialised).
- * Ownership: none (returns a value). Thread-safety: a read of both.
- * Errors: none; NULL gives false.
+ * Thread-safety: a read of both. Errors: none; NULL gives false.
  */
 COW_API bool cow_storage_shares_data(const cow_storage_t *a,
     const cow_storage_t *b);

@@ -89,9 +89,8 @@ COW_API void cow_tensor_release(cow_tensor_t *t);
 
 /**
  * cow_tensor_refcount - the current number of references (a diagnostic).
- * Ownership: none (returns a value). Thread-safety: any thread holding a
- * reference; stale as soon as another thread retains or releases.
- * Errors: none; NULL gives 0.
+ * Thread-safety: any thread holding a reference; stale as soon as another
+ * thread retains or releases. Errors: none; NULL gives 0.
  */
 COW_API unsigned cow_tensor_refcount(const cow_tensor_t *t);
 
@@ -179,12 +178,11 @@ COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
 /* Accessors. A NULL tensor gives 0, false or NULL.                      */
 
 /**
- * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset
- * - the number of dimensions; the dtype; the number of elements (the
- * product of the sizes; 1 for a scalar); the storage offset of element
- * [0, ..., 0], in elements.
- * Ownership: none (they return values). Thread-safety: any thread holding a
- * reference. Errors: none; NULL gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
+ * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset -
+ * the number of dimensions; the dtype; the number of elements (the product of
+ * the sizes; 1 for a scalar); the storage offset of element [0, ..., 0], in
+ * elements. Thread-safety: any thread holding a reference. Errors: none; NULL
+ * gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
  */
 COW_API int cow_tensor_ndim(const cow_tensor_t *t);
 COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
@@ -216,9 +214,8 @@ COW_API cow_status_t cow_tensor_stride(const cow_tensor_t *t, int dim,
 /**
  * cow_tensor_is_contiguous - true when the elements are laid out densely in
  * row-major order (dimensions of size 1 are ignored; a tensor with no
- * elements is contiguous). Ownership: none (returns a value).
- * Thread-safety: any thread holding a reference. Errors: none; NULL gives
- * false.
+ * elements is contiguous). Thread-safety: any thread holding a reference.
+ * Errors: none; NULL gives false.
  */
 COW_API bool cow_tensor_is_contiguous(const cow_tensor_t *t);
 
