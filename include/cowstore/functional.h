@@ -140,11 +140,11 @@ COW_API cow_status_t cow_backend_set_thread(const cow_backend_t *backend,
     const cow_backend_t **previous);
 
 /**
- * cow_backend_thread - the calling thread's backend (never NULL).
+ * cow_backend_get_thread - the calling thread's backend (never NULL).
  * Ownership: a static object. Thread-safety: the calling thread's own
  * setting. Errors: none.
  */
-COW_API const cow_backend_t *cow_backend_thread(void);
+COW_API const cow_backend_t *cow_backend_get_thread(void);
 
 /* ------------------------------------------------------------------ */
 /* The thread-local mode.                                                */
@@ -161,10 +161,10 @@ COW_API const cow_backend_t *cow_backend_thread(void);
 COW_API cow_status_t cow_functional_mode_set_thread(bool on, bool *previous);
 
 /**
- * cow_functional_mode_thread - the calling thread's mode. Thread-safety: the
- * calling thread's own setting. Errors: none.
+ * cow_functional_mode_get_thread - the calling thread's mode.
+ * Thread-safety: the calling thread's own setting. Errors: none.
  */
-COW_API bool cow_functional_mode_thread(void);
+COW_API bool cow_functional_mode_get_thread(void);
 
 /* ------------------------------------------------------------------ */
 /* Functional tensors.                                                   */

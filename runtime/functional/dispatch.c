@@ -92,7 +92,7 @@ cow__fn_thread_backend(void)
 }
 
 const cow_backend_t *
-cow_backend_thread(void)
+cow_backend_get_thread(void)
 {
 	return cow__fn_thread_backend();
 }
@@ -108,7 +108,7 @@ cow_functional_mode_set_thread(bool on, bool *previous)
 }
 
 bool
-cow_functional_mode_thread(void)
+cow_functional_mode_get_thread(void)
 {
 	return cow__fn_tls.mode;
 }

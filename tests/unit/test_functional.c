@@ -1179,8 +1179,8 @@ Test(functional, backends_and_modes)
 	cr_assert(cow_backend_needs_functionalization(
 	    cow_backend_opaque_test()));
 	cr_assert(!cow_backend_needs_functionalization(NULL));
-	cr_assert_eq(cow_backend_thread(), cow_backend_strided());
-	cr_assert(!cow_functional_mode_thread());
+	cr_assert_eq(cow_backend_get_thread(), cow_backend_strided());
+	cr_assert(!cow_functional_mode_get_thread());
 	/* Neither the mode nor a backend that needs it: plain tensors. */
 	TT_OK(cow_tensor_zeros(COW_DTYPE_BOOL, 0, NULL, NULL, &t));
 	cr_assert(!cow_tensor_is_functional(t));
@@ -1195,7 +1195,7 @@ Test(functional, backends_and_modes)
 	cow_tensor_release(t);
 	TT_OK(cow_backend_set_thread(NULL, &prev));
 	cr_assert_eq(prev, cow_backend_opaque_test());
-	cr_assert_eq(cow_backend_thread(), cow_backend_strided());
+	cr_assert_eq(cow_backend_get_thread(), cow_backend_strided());
 	/* The mode makes strided-backend creations functional. */
 	TT_OK(cow_functional_mode_set_thread(true, &mode));
 	cr_assert(!mode);
