@@ -19,7 +19,7 @@
  *   - release (a storage still shared checks its bytes first).
  * A thread finishes when it holds no storage.
  *
- * The user's side of the contract (shared/DESIGN.md): writes to one storage
+ * The user's side of the contract (docs/design.md): writes to one storage
  * are serialised against reads of it. Storage 0 is read by the clones that
  * create storages 1..NPROC-1, so thread 0 writes or releases storage 0 only
  * once those are done (the `born` barrier: a join).

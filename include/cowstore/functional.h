@@ -1,7 +1,7 @@
 /*
  * cowstore functionalization: an opt-in layer that removes views and
  * in-place ops, so that a backend that cannot alias memory runs programs
- * that use both (seed 004; docs/functionalization.md).
+ * that use both (docs/functionalization.md).
  *
  * A FUNCTIONAL tensor is an ordinary cow_tensor_t handle whose ops (every
  * function of tensor.h and ops.h) are routed by a dispatch step to the

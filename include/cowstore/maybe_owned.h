@@ -1,7 +1,7 @@
 /*
  * cowstore MaybeOwned: a tensor reference that is either owned (it holds a
  * count, dropped on release) or borrowed (it holds nothing: the caller
- * promises that an owner outlives it). Seed 003.
+ * promises that an owner outlives it). docs/tensor.md.
  *
  * Use it only on hot paths where a refcount round trip matters, such as
  * cow_tensor_expect_contiguous(): it borrows the tensor when it is already

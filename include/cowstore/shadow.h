@@ -1,6 +1,6 @@
 /*
  * cowstore reshape-alias simulation: the warnings of COW_RESHAPE_WARN and
- * introspection of shadow storages (seed 002; docs/reshape.md).
+ * introspection of shadow storages (docs/reshape.md).
  *
  * In COW_RESHAPE_WARN mode, cow_tensor_reshape() still returns an aliasing
  * view when the strides allow one (legacy behaviour), but records what would

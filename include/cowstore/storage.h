@@ -2,7 +2,7 @@
  * cowstore storages: a refcounted owner of one data allocation, with lazy
  * (copy-on-write) clones.
  *
- * Model (seeds 000 and 002): lazy copies are distinct storages that share one
+ * Model (docs/design.md): lazy copies are distinct storages that share one
  * data allocation through a refcounted COW context. The first write through
  * any of them (cow_storage_mutable_data) materialises that storage: it copies
  * the data while others still share it, or, when it holds the last
@@ -46,7 +46,7 @@ enum {
 	/*
 	 * The memory may not be shared (the caller may still write it, for
 	 * instance): a lazy clone of such a storage is an eager copy (the
-	 * seed's fallback), counted in cow_stats_t.eager_fallbacks.
+	 * eager fallback), counted in cow_stats_t.eager_fallbacks.
 	 */
 	COW_STORAGE_NOT_SHAREABLE = 1u << 0
 };

@@ -1,7 +1,7 @@
 /*
  * cowstore tensors: typed, strided views over one copy-on-write storage.
  *
- * Model (docs/tensor.md; seeds 002 and 003):
+ * Model (docs/tensor.md):
  * - A tensor is an immutable description (dtype, sizes, strides, storage
  *   offset) over ONE storage, plus a reference on that storage. Two tensors
  *   alias if and only if they share a storage. (Functional tensors,

@@ -202,8 +202,8 @@ cow_functional_wrap(cow_tensor_t *t, const cow_backend_t *backend,
 {
 	const struct cow__fn *fn;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (backend == NULL)
 		backend = cow__fn_thread_backend();
 	if ((fn = cow__fn_of(t)) != NULL) {
@@ -222,8 +222,8 @@ cow_functional_to_plain(cow_tensor_t *t, cow_tensor_t **out)
 	const struct cow__fn *fn;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if ((fn = cow__fn_of(t)) == NULL)
 		return cow_tensor_lazy_clone(t, out);
 	if ((st = cow__fn_sync(t, __func__)) != COW_OK)
@@ -234,7 +234,7 @@ cow_functional_to_plain(cow_tensor_t *t, cow_tensor_t **out)
 cow_status_t
 cow_functional_sync(cow_tensor_t *t)
 {
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if (cow__fn_of(t) == NULL)
 		return COW_OK;
 	return cow__fn_sync(t, __func__);
@@ -250,7 +250,7 @@ cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 	struct cow__fn *fn;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if ((fn = cow__fn_of(t)) == NULL)
 		return cow__error(COW_ENOTSUP, __func__, "a plain tensor's "
 		    "metadata is immutable: use cow_tensor_transpose()");
@@ -283,8 +283,8 @@ cow_functional_info(const cow_tensor_t *t, cow_functional_info_t *out)
 	const struct cow__fn_group *g;
 	const struct cow__fn *fn;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if ((fn = cow__fn_of(t)) == NULL)
 		return cow__error(COW_EINVAL, __func__,
 		    "the tensor is not functional");

@@ -1,5 +1,5 @@
 /*
- * dispatch.h - the layer's tensor hooks (seed 004): the functions of its
+ * dispatch.h - the layer's tensor hooks: the functions of its
  * table cow__fn_ext (tensor/ext.h), which the tensor API calls for a
  * functional tensor, each keeping its public function's contract, and
  * the creation hooks: on a thread whose mode is on, or whose backend

@@ -1,6 +1,6 @@
 /*
- * functional.h - internal data model of the functionalization layer (seed
- * 004, after pytorch/xla's view.h: ViewInfo, Alias, View).
+ * functional.h - internal data model of the functionalization layer
+ * (docs/functionalization.md, "The model": ViewInfo, Alias, View).
  *
  * - struct cow__fval: an immutable value of a backend (a plain tensor on
  *   the strided backend, an owned contiguous buffer on the opaque one).

@@ -1,5 +1,6 @@
 /*
- * group.c - alias groups (seed 004: "Alias") and the per-tensor state
+ * group.c - alias groups ("Alias", docs/functionalization.md) and the
+ * per-tensor state
  * ("View"): the update queue, sync (apply the queue to the base, then
  * replay a reader's path) and the commit of a write.
  *

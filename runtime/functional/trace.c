@@ -71,7 +71,7 @@ cow_functional_trace_start(void)
 cow_status_t
 cow_functional_trace_stop(cow_functional_trace_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	if (cow__fn_tls.trace == NULL)
 		return cow__error(COW_EINVAL, __func__,
 		    "the calling thread is not recording a trace");
@@ -158,8 +158,8 @@ cow_functional_trace_complete(const cow_functional_trace_t *tr)
 cow_status_t
 cow_functional_trace_print(const cow_functional_trace_t *tr, FILE *f)
 {
-	COW__CHECK_NOT_NULL(tr);
-	COW__CHECK_NOT_NULL(f);
+	COW__RETURN_IF_NULL(tr);
+	COW__RETURN_IF_NULL(f);
 	for (size_t i = 0; i < tr->len; i++)
 		fprintf(f, "%s\n", tr->lines[i]);
 	if (!tr->complete)

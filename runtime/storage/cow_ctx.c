@@ -1,6 +1,5 @@
 /*
- * cow_ctx.c - the copy-or-steal protocol (seed 000, shared/DESIGN.md,
- * docs/design.md). Labels in brackets ([COPY], [STEAL], ...) match the
+ * cow_ctx.c - the copy-or-steal protocol (docs/design.md). Labels in brackets ([COPY], [STEAL], ...) match the
  * Promela model in docs/model/cow_protocol.pml.
  *
  * Invariant: a storage decrements `shares` while materialising only with the

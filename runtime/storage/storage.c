@@ -65,7 +65,7 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 	cow_storage_t *s;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	if ((st = cow_check_nbytes(nbytes, __func__)) != COW_OK)
 		return st;
 	if (allocator == NULL)
@@ -197,8 +197,8 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 {
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(ptr);
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(ptr);
 	if ((st = cow_storage_own(storage, __func__)) != COW_OK)
 		return st;
 	*ptr = storage->data;
@@ -208,7 +208,7 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 cow_status_t
 cow_storage_materialize(cow_storage_t *storage)
 {
-	COW__CHECK_NOT_NULL(storage);
+	COW__RETURN_IF_NULL(storage);
 	return cow_storage_own(storage, __func__);
 }
 
@@ -238,8 +238,8 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	cow__ctx_t *ctx, *fresh;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(src);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(src);
+	COW__RETURN_IF_NULL(out);
 	if ((src->flags & COW_STORAGE_NOT_SHAREABLE) || src->nbytes == 0) {
 		st = cow_storage_eager_clone(src, out, __func__);
 		if (st == COW_OK)

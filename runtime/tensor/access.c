@@ -91,8 +91,8 @@ cow_tensor_mutable_data(cow_tensor_t *t, void **out)
 	cow_status_t st;
 	char *p = NULL;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->mutable_data(t, out);
 	if (t->numel > 0 &&
@@ -146,8 +146,8 @@ cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
 	cow_status_t st;
 	int64_t off;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->get(t, index, out, NULL, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
@@ -164,8 +164,8 @@ cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 	cow_status_t st;
 	int64_t off;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->get(t, index, NULL, out, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
@@ -182,7 +182,7 @@ cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 	int64_t off;
 	char *p;
 
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->set(t, index, &value, NULL, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
@@ -199,7 +199,7 @@ cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 	int64_t off;
 	char *p;
 
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->set(t, index, NULL, &value, __func__);
 	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||

@@ -31,16 +31,16 @@ cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 cow_status_t
 cow_tensor_clone(const cow_tensor_t *t, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	return cow__tensor_clone(t, out, __func__);
 }
 
 cow_status_t
 cow_tensor_contiguous(cow_tensor_t *t, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->contiguous) {
 		cow_tensor_retain(t);
 		*out = t;
@@ -56,8 +56,8 @@ cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	cow_storage_t *s;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->lazy_clone(t, out);
 	/* The struct first: if it cannot be allocated, t's storage has not

@@ -52,7 +52,7 @@ cow_status_t
 cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	CREATE_ADOPT(cow_tensor_empty(dtype, ndim, sizes, allocator,
 	    &plain), NULL);
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
@@ -63,7 +63,7 @@ cow_status_t
 cow_tensor_zeros(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	CREATE_ADOPT(cow_tensor_zeros(dtype, ndim, sizes, allocator,
 	    &plain), NULL);
 	/* New storages are zero-filled (cow_storage_new), and all-zero bytes
@@ -79,7 +79,7 @@ cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	cow_tensor_t *t;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	CREATE_ADOPT(cow_tensor_full(dtype, ndim, sizes, value,
 	    allocator, &plain), &value);
 	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
@@ -101,7 +101,7 @@ cow_tensor_arange(cow_dtype_t dtype, int64_t n, cow_allocator_t *allocator,
 	cow_status_t st;
 	char *p;
 
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	CREATE_ADOPT(cow_tensor_arange(dtype, n, allocator, &plain),
 	    NULL);
 	if (n < 0)
@@ -132,7 +132,7 @@ cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	size_t nbytes;
 	char *p;
 
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	CREATE_ADOPT(cow_tensor_from_data(dtype, ndim, sizes, data,
 	    allocator, &plain), NULL);
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
@@ -165,8 +165,8 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 	int64_t contig[COW_TENSOR_MAX_NDIM];
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(out);
 	/* Over the caller's storage (a functional one joins the storage's
 	 * alias group). */
 	CREATE_VIA_EXT(cow_tensor_from_storage(storage, dtype,

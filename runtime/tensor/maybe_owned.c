@@ -1,6 +1,6 @@
 /*
  * maybe_owned.c - cow_tensor_expect_contiguous and the debug bookkeeping of
- * MaybeOwned borrows (seed 003; the ABI rule is in maybe_owned.h).
+ * MaybeOwned borrows (docs/tensor.md; the ABI rule is in maybe_owned.h).
  *
  * Debug mode (COW_DEBUG_BORROWS): each recorded borrow is a small record
  * linked into its tensor's list, under one process-wide lock (debug builds
@@ -132,8 +132,8 @@ cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->contiguous) {
 		*out = cow_maybe_owned_borrowed_at(t, file, line);
 		return COW_OK;

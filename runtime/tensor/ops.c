@@ -13,7 +13,7 @@
 cow_status_t
 cow_tensor_fill_(cow_tensor_t *t, double value)
 {
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->fill_(t, value);
 	return cow__kernel_fill(t, value, __func__);
@@ -22,7 +22,7 @@ cow_tensor_fill_(cow_tensor_t *t, double value)
 cow_status_t
 cow_tensor_add_scalar_(cow_tensor_t *t, double value)
 {
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->binary_scalar_(COW__BINOP_ADD, t, value,
 		    __func__);
@@ -32,7 +32,7 @@ cow_tensor_add_scalar_(cow_tensor_t *t, double value)
 cow_status_t
 cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
 {
-	COW__CHECK_NOT_NULL(t);
+	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->binary_scalar_(COW__BINOP_MUL, t, value,
 		    __func__);
@@ -44,8 +44,8 @@ cow_tensor_add_(cow_tensor_t *t, const cow_tensor_t *other)
 {
 	const struct cow__tensor_ext *ext;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(other);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(other);
 	if ((ext = cow__ext_of2(t, other)) != NULL)
 		return ext->binary_(COW__BINOP_ADD, t, other, __func__);
 	return cow__kernel_binary(COW__BINOP_ADD, t, t, other, __func__);
@@ -56,8 +56,8 @@ cow_tensor_mul_(cow_tensor_t *t, const cow_tensor_t *other)
 {
 	const struct cow__tensor_ext *ext;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(other);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(other);
 	if ((ext = cow__ext_of2(t, other)) != NULL)
 		return ext->binary_(COW__BINOP_MUL, t, other, __func__);
 	return cow__kernel_binary(COW__BINOP_MUL, t, t, other, __func__);
@@ -68,8 +68,8 @@ cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 {
 	const struct cow__tensor_ext *ext;
 
-	COW__CHECK_NOT_NULL(dst);
-	COW__CHECK_NOT_NULL(src);
+	COW__RETURN_IF_NULL(dst);
+	COW__RETURN_IF_NULL(src);
 	if ((ext = cow__ext_of2(dst, src)) != NULL)
 		return ext->copy_(dst, src);
 	return cow__kernel_copy(dst, src, __func__);
@@ -131,8 +131,8 @@ cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
 	if (a->ext != NULL)
 		return a->ext->neg(a, out);
 	if (a->dtype == COW_DTYPE_BOOL)
@@ -171,8 +171,8 @@ cow_sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
 cow_status_t
 cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
 	if (a->ext != NULL)
 		return a->ext->sum(a, true, 0, false, out, __func__);
 	return cow_sum_out(a, a->ndim == 0 ? 0 :
@@ -187,8 +187,8 @@ cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
 	cow_status_t st;
 	int d, n = 0;
 
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
 	if (a->ext != NULL)
 		return a->ext->sum(a, false, dim, keepdim, out, __func__);
 	if ((st = cow__wrap_dim(dim, a->ndim, &d, __func__)) != COW_OK)
@@ -207,9 +207,9 @@ cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 {
 	const struct cow__tensor_ext *ext;
 
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(b);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(b);
+	COW__RETURN_IF_NULL(out);
 	if ((ext = cow__ext_of2(a, b)) != NULL)
 		return ext->equal(a, b, out);
 	return cow__kernel_equal(a, b, out, __func__);

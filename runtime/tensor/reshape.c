@@ -1,5 +1,5 @@
 /*
- * reshape.c - reshape and its mode (seed 002).
+ * reshape.c - reshape and its mode (docs/reshape.md).
  *
  * When the strides allow a view, the legacy mode returns an aliasing view
  * on the same storage; the lazy-copy mode returns a lazy copy (a new
@@ -125,8 +125,8 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->reshape(t, ndim, sizes, out);
 	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, __func__)) !=

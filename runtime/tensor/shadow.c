@@ -1,15 +1,15 @@
 /*
- * shadow.c - the reshape-alias simulation (seed 002, "Backwards
- * incompatibility"; docs/reshape.md): the access checks, the policy, the
- * warning handler, the simulated lazy copy and the introspection API.
+ * shadow.c - the reshape-alias simulation (docs/reshape.md): the access
+ * checks, the policy, the warning handler, the simulated lazy copy and the
+ * introspection API.
  *
  * The rule: a write through one shadow set followed by a read or a write
  * through a different shadow set that shares the physical storage is
  * reported. A write bumps the storage's physical generation and sets the
  * writer's shadow generation to the new value; any access whose shadow
  * generation differs from the physical one therefore follows a write
- * through another set. Reads are checked too (the seed's prototype could
- * check only writes; our const/mutable split sees every read).
+ * through another set. Reads are checked too: the const/mutable split
+ * sees every read, not only the writes.
  *
  * Concurrency: generations are relaxed atomics. They publish nothing, and
  * a write through a storage is serialised by the user against every other
@@ -222,8 +222,8 @@ cow__shadow_fork(cow_tensor_t *t, int ndim, const int64_t *sizes,
 cow_status_t
 cow_storage_physical_generation(const cow_storage_t *storage, uint64_t *out)
 {
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(out);
 	*out = cow__storage_default_shadow(storage) == NULL ?
 	    COW_GENERATION_NONE : cow__storage_generation(storage);
 	return COW_OK;
@@ -234,8 +234,8 @@ cow_tensor_shadow_generation(const cow_tensor_t *t, uint64_t *out)
 {
 	cow__shadow_t *sh;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	sh = cow_shadow_of(t);
 	*out = sh == NULL ? COW_GENERATION_NONE : cow__shadow_generation(sh);
 	return COW_OK;

@@ -103,7 +103,7 @@ cow__tensor_new_view(const cow_tensor_t *base, int ndim, const int64_t *sizes,
 	st = cow__tensor_new(base->storage, base->dtype, ndim, sizes, strides,
 	    offset, out, func);
 	if (st == COW_OK && base->shadow != NULL) {
-		/* Views share their base's shadow (seed 002). */
+		/* Views share their base's shadow (docs/reshape.md). */
 		cow__shadow_retain(base->shadow);
 		(*out)->shadow = base->shadow;
 	}
@@ -233,8 +233,8 @@ cow_tensor_size(const cow_tensor_t *t, int dim, int64_t *out)
 	cow_status_t st;
 	int d;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	*out = t->sizes[d];
@@ -247,8 +247,8 @@ cow_tensor_stride(const cow_tensor_t *t, int dim, int64_t *out)
 	cow_status_t st;
 	int d;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	*out = t->strides[d];

@@ -39,8 +39,8 @@ view_by_step(cow_tensor_t *t, enum cow__step_kind kind,
 
 #define VIEW_ARGS(t, out)                                                   \
 	do {                                                                \
-		COW__CHECK_NOT_NULL(t);                                     \
-		COW__CHECK_NOT_NULL(out);                                   \
+		COW__RETURN_IF_NULL(t);                                     \
+		COW__RETURN_IF_NULL(out);                                   \
 	} while (0)
 
 cow_status_t

@@ -1,5 +1,5 @@
 /*
- * Functionalization (issue 8, seed 004): programs with views and in-place
+ * Functionalization (docs/functionalization.md): programs with views and in-place
  * ops run three ways, and the ways must agree:
  *
  *   PLAIN      the ordinary strided runtime (views alias);
@@ -189,7 +189,7 @@ transpose_inplace(struct run *r, cow_tensor_t **t, int d0, int d1)
 TestSuite(functional, .timeout = 60.0);
 
 /* ------------------------------------------------------------------ */
-/* The seed's example.                                                   */
+/* The example of docs/functionalization.md.                            */
 
 /*
  * x = zeros(2); x1 = x.view(1, 2); x[1].fill_(2); y = x1 + 3
@@ -254,7 +254,7 @@ trace_find(const cow_functional_trace_t *tr, const char *fmt, ...)
 	return NULL;
 }
 
-/* The trace of the seed's example is view-free IR: view_copy, a scatter
+/* The trace of that example is view-free IR: view_copy, a scatter
  * of the write into the base, the add on the replayed view. */
 Test(functional, seed_example_trace)
 {
