@@ -134,7 +134,7 @@ cow_functional_backend(const cow_tensor_t *t)
  * reference is handed over). The trace names it @what, with the fill
  * @value when there is one. */
 static cow_status_t
-cow_adopt(const cow_backend_t *be, cow_tensor_t *t, bool owned,
+adopt_as(const cow_backend_t *be, cow_tensor_t *t, bool owned,
     const char *what, const double *value, cow_tensor_t **out,
     const char *func)
 {
@@ -171,7 +171,7 @@ cow__fn_adopt(cow_status_t st, cow_tensor_t *plain, const double *value,
 		what += 11;
 	/* Imported as a read (the plain tensor's storage may be the
 	 * caller's: cow_tensor_from_storage), then dropped. */
-	st = cow_adopt(cow__fn_thread_backend(), plain, false, what, value,
+	st = adopt_as(cow__fn_thread_backend(), plain, false, what, value,
 	    out, func);
 	cow_tensor_release(plain);
 	return st;
@@ -213,7 +213,7 @@ cow_functional_wrap(cow_tensor_t *t, const cow_backend_t *backend,
 			    fn->group->be->name, backend->name);
 		return cow__fn_clone(t, out, __func__);
 	}
-	return cow_adopt(backend, t, false, "input", NULL, out, __func__);
+	return adopt_as(backend, t, false, "input", NULL, out, __func__);
 }
 
 cow_status_t

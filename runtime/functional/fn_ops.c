@@ -30,7 +30,7 @@
 
 /* The backend of a call: its first functional argument's. */
 static const cow_backend_t *
-cow_backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
+backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
 {
 	const struct cow__fn *fn = cow__fn_of(a);
 
@@ -39,7 +39,7 @@ cow_backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
 
 /* The current value of @t on @be (a new reference). */
 static cow_status_t
-cow_value(const cow_tensor_t *t, const cow_backend_t *be,
+current_value(const cow_tensor_t *t, const cow_backend_t *be,
     struct cow__fval **out, const char *func)
 {
 	struct cow__fn *fn = cow__fn_of(t);
@@ -61,7 +61,7 @@ cow_value(const cow_tensor_t *t, const cow_backend_t *be,
 
 /* A plain tensor with @t's current values (plain @t: itself, retained). */
 static cow_status_t
-cow_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
+as_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 {
 	struct cow__fn *fn = cow__fn_of(t);
 	cow_status_t st;
@@ -77,7 +77,7 @@ cow_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 }
 
 static void
-cow_trace_op(const char *op, const struct cow__fval *r,
+trace_op(const char *op, const struct cow__fval *r,
     const struct cow__fval *a, const struct cow__fval *b, const char *extra)
 {
 	char shape[COW__SHAPE_STR_MAX];
@@ -175,7 +175,7 @@ cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 	struct cow__fval *v;
 	cow_status_t st;
 
-	if ((st = cow_value(t, cow__fn_of(t)->group->be, &v, func)) != COW_OK)
+	if ((st = current_value(t, cow__fn_of(t)->group->be, &v, func)) != COW_OK)
 		return st;
 	/* The value is immutable: the clone shares it (a lazy copy), and a
 	 * non-canonical one is copied once into a base. */
@@ -289,7 +289,7 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	be = cow__fn_of(e)->group->be;
 	if ((st = be->ops->full(be, e->alloc, t->dtype, 0, NULL, &x, &v,
 	    func)) == COW_OK) {
-		cow_trace_op("full", v, NULL, NULL, "");
+		trace_op("full", v, NULL, NULL, "");
 		st = cow__fn_commit_write(e, v, func);
 	}
 	cow_tensor_release(e);
@@ -317,7 +317,7 @@ cow__fn_fill_(cow_tensor_t *t, double value)
 	    &v, func)) != COW_OK)
 		return st;
 	snprintf(extra, sizeof extra, ", %.17g", value);
-	cow_trace_op("full", v, NULL, NULL, extra);
+	trace_op("full", v, NULL, NULL, extra);
 	return cow__fn_commit_write(t, v, func);
 }
 
@@ -332,12 +332,12 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 	if (t->numel == 0)
 		return COW_OK;
 	if ((st = cow__check_writable(t, func)) != COW_OK ||
-	    (st = cow_value(t, cow__fn_of(t)->group->be, &a, func)) != COW_OK)
+	    (st = current_value(t, cow__fn_of(t)->group->be, &a, func)) != COW_OK)
 		return st;
 	st = a->be->ops->binary_scalar(op, a, value, &v, func);
 	if (st == COW_OK) {
 		snprintf(extra, sizeof extra, ", %.17g", value);
-		cow_trace_op(op == COW__BINOP_ADD ? "add_scalar" :
+		trace_op(op == COW__BINOP_ADD ? "add_scalar" :
 		    "mul_scalar", v, a, NULL, extra);
 	}
 	cow__fval_release(a);
@@ -346,7 +346,7 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 
 /* Validation of dst = dst op other / dst = other, as the kernels do. */
 static cow_status_t
-cow_check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
+check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
     bool same_dtype, const char *func)
 {
 	int64_t bs[COW__FN_MAXD];
@@ -377,7 +377,7 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 
 	if (cow__fn_of(t) == NULL) {
 		/* A plain destination: the ordinary op with plain values. */
-		if ((st = cow_plain(other, &p, func)) != COW_OK)
+		if ((st = as_plain(other, &p, func)) != COW_OK)
 			return st;
 		st = op == COW__BINOP_ADD ? cow_tensor_add_(t, p) :
 		    cow_tensor_mul_(t, p);
@@ -385,19 +385,19 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 		return st;
 	}
 	be = cow__fn_of(t)->group->be;
-	if ((st = cow_check_into(t, other, true, func)) != COW_OK ||
+	if ((st = check_into(t, other, true, func)) != COW_OK ||
 	    t->numel == 0)
 		return st;
 	/* Read both (other may alias t: it is read as it was before). */
-	if ((st = cow_value(t, be, &a, func)) != COW_OK)
+	if ((st = current_value(t, be, &a, func)) != COW_OK)
 		return st;
-	if ((st = cow_value(other, be, &b, func)) != COW_OK) {
+	if ((st = current_value(other, be, &b, func)) != COW_OK) {
 		cow__fval_release(a);
 		return st;
 	}
 	st = be->ops->binary(op, a, b, t->ndim, t->sizes, &v, func);
 	if (st == COW_OK)
-		cow_trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, a, b, "");
+		trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, a, b, "");
 	cow__fval_release(a);
 	cow__fval_release(b);
 	return st == COW_OK ? cow__fn_commit_write(t, v, func) : st;
@@ -414,22 +414,22 @@ cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 	cow_status_t st;
 
 	if (cow__fn_of(dst) == NULL) {
-		if ((st = cow_plain(src, &p, func)) != COW_OK)
+		if ((st = as_plain(src, &p, func)) != COW_OK)
 			return st;
 		st = cow_tensor_copy_(dst, p);
 		cow_tensor_release(p);
 		return st;
 	}
 	be = cow__fn_of(dst)->group->be;
-	if ((st = cow_check_into(dst, src, false, func)) != COW_OK ||
+	if ((st = check_into(dst, src, false, func)) != COW_OK ||
 	    dst->numel == 0)
 		return st;
-	if ((st = cow_value(src, be, &s, func)) != COW_OK)
+	if ((st = current_value(src, be, &s, func)) != COW_OK)
 		return st;
 	st = be->ops->convert(s, dst->dtype, dst->ndim, dst->sizes, &v, func);
 	if (st == COW_OK) {
 		snprintf(extra, sizeof extra, ", %s", cow_dtype_name(v->dtype));
-		cow_trace_op("copy", v, s, NULL, extra);
+		trace_op("copy", v, s, NULL, extra);
 	}
 	cow__fval_release(s);
 	return st == COW_OK ? cow__fn_commit_write(dst, v, func) : st;
@@ -440,7 +440,7 @@ cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 
 /* Finish an op: the result @v (reference consumed) as a new tensor. */
 static cow_status_t
-cow_result(cow_status_t st, struct cow__fval *v, cow_tensor_t **out,
+fresh_result(cow_status_t st, struct cow__fval *v, cow_tensor_t **out,
     const char *func)
 {
 	if (st != COW_OK)
@@ -452,7 +452,7 @@ cow_status_t
 cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out, const char *func)
 {
-	const cow_backend_t *be = cow_backend_of(a, b);
+	const cow_backend_t *be = backend_of(a, b);
 	int64_t sizes[COW__FN_MAXD];
 	struct cow__fval *va, *vb, *v;
 	cow_status_t st;
@@ -467,19 +467,19 @@ cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
 	    (st = cow__shape_check(ndim, sizes, a->itemsize, NULL, NULL,
 	    func)) != COW_OK)
 		return st;
-	if ((st = cow_value(a, be, &va, func)) != COW_OK)
+	if ((st = current_value(a, be, &va, func)) != COW_OK)
 		return st;
-	if ((st = cow_value(b, be, &vb, func)) != COW_OK) {
+	if ((st = current_value(b, be, &vb, func)) != COW_OK) {
 		cow__fval_release(va);
 		return st;
 	}
 	st = be->ops->binary(op, va, vb, ndim, sizes, &v, func);
 	if (st == COW_OK)
-		cow_trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, va, vb,
+		trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, va, vb,
 		    "");
 	cow__fval_release(va);
 	cow__fval_release(vb);
-	return cow_result(st, v, out, func);
+	return fresh_result(st, v, out, func);
 }
 
 cow_status_t
@@ -492,13 +492,13 @@ cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	if (a->dtype == COW_DTYPE_BOOL)
 		return cow__error(COW_EDTYPE, func,
 		    "negation is not defined for dtype bool");
-	if ((st = cow_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
+	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
 		return st;
 	st = va->be->ops->neg(va, &v, func);
 	if (st == COW_OK)
-		cow_trace_op("neg", v, va, NULL, "");
+		trace_op("neg", v, va, NULL, "");
 	cow__fval_release(va);
-	return cow_result(st, v, out, func);
+	return fresh_result(st, v, out, func);
 }
 
 cow_status_t
@@ -527,20 +527,20 @@ cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 		snprintf(extra, sizeof extra, ", dim=%d, keepdim=%d", d,
 		    (int)keepdim);
 	}
-	if ((st = cow_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
+	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
 		return st;
 	st = va->be->ops->sum(va, mask, n, sizes, &v, func);
 	if (st == COW_OK)
-		cow_trace_op("sum", v, va, NULL, extra);
+		trace_op("sum", v, va, NULL, extra);
 	cow__fval_release(va);
-	return cow_result(st, v, out, func);
+	return fresh_result(st, v, out, func);
 }
 
 cow_status_t
 cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 {
 	static const char func[] = "cow_tensor_equal";
-	const cow_backend_t *be = cow_backend_of(a, b);
+	const cow_backend_t *be = backend_of(a, b);
 	struct cow__fval *va, *vb;
 	cow_status_t st;
 
@@ -548,9 +548,9 @@ cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
-	if ((st = cow_value(a, be, &va, func)) != COW_OK)
+	if ((st = current_value(a, be, &va, func)) != COW_OK)
 		return st;
-	if ((st = cow_value(b, be, &vb, func)) != COW_OK) {
+	if ((st = current_value(b, be, &vb, func)) != COW_OK) {
 		cow__fval_release(va);
 		return st;
 	}

@@ -56,7 +56,7 @@ cow__fn_group_new(struct cow__fval *base, struct cow__fn_group **out,
 }
 
 static void
-cow_update_drop(struct cow__fn_group *g, size_t i)
+update_drop(struct cow__fn_group *g, size_t i)
 {
 	g->pending_bytes -= cow__fval_nbytes(g->upd[i].value);
 	cow__fval_release(g->upd[i].value);
@@ -74,7 +74,7 @@ cow__fn_group_release(struct cow__fn_group *g)
 	/* Nothing to write back: every write reached the storage when it
 	 * was made (cow__fn_commit_write). */
 	while (g->nupd > 0)
-		cow_update_drop(g, g->nupd - 1);
+		update_drop(g, g->nupd - 1);
 	cow__fval_release(g->base);
 	cow_tensor_release(g->input);
 	cow__free(g->alloc, g, sizeof *g);
@@ -144,7 +144,7 @@ cow__fn_view_copy(const struct cow__view_step *s, struct cow__fval *in,
 }
 
 static cow_status_t
-cow_scatter(const struct cow__view_step *s, struct cow__fval *parent,
+traced_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	char args[COW__SHAPE_STR_MAX * 2 + 64];
@@ -165,7 +165,7 @@ cow_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 
 /* A canonical base holding @v's elements (@v's reference is consumed). */
 static cow_status_t
-cow_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
+make_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
 {
 	struct cow__fval *c;
 	cow_status_t st;
@@ -186,7 +186,7 @@ cow_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
 
 /* The base with update @u applied (a new value in *out). */
 static cow_status_t
-cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
+apply_update(struct cow__fn_group *g, const struct cow__fn_update *u,
     struct cow__fval **out, const char *func)
 {
 	const struct cow__fn_path *p = u->path;
@@ -196,7 +196,7 @@ cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
 
 	cow__fval_retain(u->value);
 	if (n == 0)
-		return cow_canonical(u->value, out, func);
+		return make_canonical(u->value, out, func);
 	if ((inter = cow__alloc(g->alloc, bytes, func)) == NULL) {
 		cow__fval_release(u->value);
 		return COW_ENOMEM;
@@ -210,7 +210,7 @@ cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
 	cur = u->value;
 	if (st == COW_OK) {
 		for (k = n; k-- > 0;) {
-			if ((st = cow_scatter(&p->steps[k], inter[k], cur,
+			if ((st = traced_scatter(&p->steps[k], inter[k], cur,
 			    &next, func)) != COW_OK)
 				break;
 			cow__fval_release(cur);
@@ -227,7 +227,7 @@ cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
 		cow__fval_release(cur);
 		return st;
 	}
-	return cow_canonical(cur, out, func);
+	return make_canonical(cur, out, func);
 }
 
 cow_status_t
@@ -244,10 +244,10 @@ cow__fn_group_flush(struct cow__fn_group *g, const char *func)
 #else
 		size_t i = 0;
 #endif
-		if ((st = cow_apply(g, &g->upd[i], &nb, func)) != COW_OK)
+		if ((st = apply_update(g, &g->upd[i], &nb, func)) != COW_OK)
 			return st;
 		cow__fval_assign(&g->base, nb);
-		cow_update_drop(g, i);
+		update_drop(g, i);
 		g->applied++;
 	}
 	return COW_OK;
@@ -284,7 +284,7 @@ cow__fn_sync(cow_tensor_t *t, const char *func)
 
 /* The path an update of @t is queued with (a new reference). */
 static cow_status_t
-cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
+update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 {
 	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
@@ -327,7 +327,7 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
  * write access, as a plain write through the same elements would be).
  */
 static cow_status_t
-cow_through_begin(struct cow__fn_group *g, struct cow__fval *v,
+through_begin(struct cow__fn_group *g, struct cow__fval *v,
     struct cow__fval **tmp, const char **src, char **dst, const char *func)
 {
 	cow_status_t st;
@@ -354,7 +354,7 @@ cow_through_begin(struct cow__fn_group *g, struct cow__fval *v,
 /* The part that cannot fail: @src's elements to @t's place in the
  * storage (@dst is its element 0). */
 static void
-cow_through_end(const cow_tensor_t *t, const char *src, char *dst)
+through_end(const cow_tensor_t *t, const char *src, char *dst)
 {
 	int64_t idx[COW__FN_MAXD] = {0}, is = (int64_t)t->itemsize;
 
@@ -374,7 +374,7 @@ cow_through_end(const cow_tensor_t *t, const char *src, char *dst)
 
 /* The queue holds more than its bound allows after a write. */
 static bool
-cow_update_over_bound(const struct cow__fn_group *g)
+update_over_bound(const struct cow__fn_group *g)
 {
 	return g->nupd > COW_FUNCTIONAL_MAX_UPDATES ||
 	    g->pending_bytes > g->base_nbytes;
@@ -393,7 +393,7 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	cow_status_t st;
 	size_t i;
 
-	if ((st = cow_update_path(t, &path, func)) != COW_OK) {
+	if ((st = update_path(t, &path, func)) != COW_OK) {
 		cow__fval_release(value);
 		return st;
 	}
@@ -404,10 +404,10 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	 * write is also written to the storage: materialising it may fail
 	 * too (last, because its success is reported to the reshape-alias
 	 * simulation). */
-	if ((cow_update_over_bound(g) &&
+	if ((update_over_bound(g) &&
 	    (st = cow__fn_group_flush(g, func)) != COW_OK) ||
 	    (g->input != NULL && t->numel > 0 &&
-	    (st = cow_through_begin(g, value, &tmp, &src, &dst, func)) !=
+	    (st = through_begin(g, value, &tmp, &src, &dst, func)) !=
 	    COW_OK)) {
 		cow__fn_path_release(path);
 		cow__fval_release(value);
@@ -416,12 +416,12 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	/* Nothing can fail from here on. The storage gets the write now, so
 	 * it always holds the group's current values. */
 	if (dst != NULL) {
-		cow_through_end(t, src, dst);
+		through_end(t, src, dst);
 		cow__fval_release(tmp);
 	}
 	for (i = 0; i < g->nupd;) {
 		if (cow__fn_path_equal(g->upd[i].path, path)) {
-			cow_update_drop(g, i);
+			update_drop(g, i);
 			g->coalesced++;
 		} else {
 			i++;
@@ -435,7 +435,7 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	g->generation++;
 	cow__fval_assign(&fn->value, value);
 	fn->generation = g->generation;
-	if (cow_update_over_bound(g)) {
+	if (update_over_bound(g)) {
 		g->flushes++;
 		/* The write has happened; a flush that cannot allocate
 		 * leaves the rest queued (still correct, one over). */
@@ -450,7 +450,7 @@ cow__fn_group_fresh(struct cow__fval *v, struct cow__fn_group **out,
 {
 	cow_status_t st;
 
-	if ((st = cow_canonical(v, &v, func)) != COW_OK)
+	if ((st = make_canonical(v, &v, func)) != COW_OK)
 		return st;
 	return cow__fn_group_new(v, out, func);
 }

@@ -22,23 +22,23 @@ struct cow_functional_trace_s {
 	bool complete;
 };
 
-static pthread_key_t cow_trace_key; /* Read-only after cow_trace_once. */
-static pthread_once_t cow_trace_once = PTHREAD_ONCE_INIT;
-static bool cow_trace_key_ok; /* Read-only after cow_trace_once. */
+static pthread_key_t trace_key; /* Read-only after trace_once. */
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+static bool trace_key_ok; /* Read-only after trace_once. */
 
 /* A thread exits while recording: nobody can stop its trace any more. */
 static void
-cow_trace_exit(void *tr)
+trace_exit(void *tr)
 {
 	cow__fn_tls.trace = NULL;
 	cow_functional_trace_free(tr);
 }
 
 static void
-cow_trace_key_create(void)
+trace_key_create(void)
 {
-	cow_trace_key_ok = pthread_key_create(&cow_trace_key,
-	    cow_trace_exit) == 0;
+	trace_key_ok = pthread_key_create(&trace_key,
+	    trace_exit) == 0;
 }
 
 cow_status_t
@@ -50,8 +50,8 @@ cow_functional_trace_start(void)
 	if (cow__fn_tls.trace != NULL)
 		return cow__error(COW_EBUSY, __func__,
 		    "the calling thread is already recording a trace");
-	pthread_once(&cow_trace_once, cow_trace_key_create);
-	if (!cow_trace_key_ok)
+	pthread_once(&trace_once, trace_key_create);
+	if (!trace_key_ok)
 		return cow__error(COW_ENOMEM, __func__,
 		    "pthread_key_create failed");
 	if ((tr = cow__alloc(a, sizeof *tr, __func__)) == NULL)
@@ -59,7 +59,7 @@ cow_functional_trace_start(void)
 	memset(tr, 0, sizeof *tr);
 	tr->alloc = a;
 	tr->complete = true;
-	if (pthread_setspecific(cow_trace_key, tr) != 0) {
+	if (pthread_setspecific(trace_key, tr) != 0) {
 		cow__free(a, tr, sizeof *tr);
 		return cow__error(COW_ENOMEM, __func__,
 		    "pthread_setspecific failed");
@@ -77,13 +77,13 @@ cow_functional_trace_stop(cow_functional_trace_t **out)
 		    "the calling thread is not recording a trace");
 	*out = cow__fn_tls.trace;
 	cow__fn_tls.trace = NULL;
-	(void)pthread_setspecific(cow_trace_key, NULL);
+	(void)pthread_setspecific(trace_key, NULL);
 	return COW_OK;
 }
 
 /* Grow the line arrays; false when out of memory. */
 static bool
-cow_trace_grow(struct cow_functional_trace_s *tr)
+trace_grow(struct cow_functional_trace_s *tr)
 {
 	size_t cap = tr->cap == 0 ? 32 : 2 * tr->cap;
 	char **lines;
@@ -125,7 +125,7 @@ cow__fn_trace(const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	n = strlen(buf) + 1;
-	if ((tr->len == tr->cap && !cow_trace_grow(tr)) ||
+	if ((tr->len == tr->cap && !trace_grow(tr)) ||
 	    (line = cow__alloc(tr->alloc, n, "cow_functional_trace")) ==
 	    NULL) {
 		tr->complete = false;

@@ -11,16 +11,16 @@
 /* ------------------------------------------------------------------ */
 /* Paths.                                                                */
 
-static struct cow__fn_path cow_empty_path = {{0}, NULL, 0};
+static struct cow__fn_path empty_path = {{0}, NULL, 0};
 
 struct cow__fn_path *
 cow__fn_path_empty(void)
 {
-	return &cow_empty_path;
+	return &empty_path;
 }
 
 static cow_status_t
-cow_path_alloc(size_t len, cow_allocator_t *alloc, struct cow__fn_path **out,
+path_alloc(size_t len, cow_allocator_t *alloc, struct cow__fn_path **out,
     const char *func)
 {
 	struct cow__fn_path *p;
@@ -47,7 +47,7 @@ cow__fn_path_append(const struct cow__fn_path *p,
 	 * not matter for its value. */
 	if (s->kind == COW__STEP_AS_STRIDED)
 		return cow__fn_path_one(s, alloc, out, func);
-	if ((st = cow_path_alloc(p->len + 1, alloc, &r, func)) != COW_OK)
+	if ((st = path_alloc(p->len + 1, alloc, &r, func)) != COW_OK)
 		return st;
 	if (p->len > 0)
 		memcpy(r->steps, p->steps, p->len * sizeof p->steps[0]);
@@ -63,7 +63,7 @@ cow__fn_path_one(const struct cow__view_step *s, cow_allocator_t *alloc,
 	struct cow__fn_path *r;
 	cow_status_t st;
 
-	if ((st = cow_path_alloc(1, alloc, &r, func)) != COW_OK)
+	if ((st = path_alloc(1, alloc, &r, func)) != COW_OK)
 		return st;
 	r->steps[0] = *s;
 	*out = r;
@@ -73,14 +73,14 @@ cow__fn_path_one(const struct cow__view_step *s, cow_allocator_t *alloc,
 void
 cow__fn_path_retain(struct cow__fn_path *p)
 {
-	if (p != &cow_empty_path)
+	if (p != &empty_path)
 		cow__ref_get(&p->refs);
 }
 
 void
 cow__fn_path_release(struct cow__fn_path *p)
 {
-	if (p == NULL || p == &cow_empty_path || !cow__ref_put(&p->refs))
+	if (p == NULL || p == &empty_path || !cow__ref_put(&p->refs))
 		return;
 	cow__free(p->alloc, p,
 	    sizeof *p + p->len * sizeof p->steps[0]);

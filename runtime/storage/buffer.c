@@ -5,7 +5,7 @@
 #include "storage/buffer.h"
 
 static void
-cow_allocator_deleter(void *data, size_t nbytes, void *ctx)
+allocator_deleter(void *data, size_t nbytes, void *ctx)
 {
 	cow__free(ctx, data, nbytes);
 }
@@ -23,7 +23,7 @@ cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out,
 	}
 	out->data = p;
 	out->nbytes = nbytes;
-	out->deleter = p != NULL ? cow_allocator_deleter : NULL;
+	out->deleter = p != NULL ? allocator_deleter : NULL;
 	out->deleter_ctx = alloc;
 	return COW_OK;
 }

@@ -123,7 +123,7 @@ cow__index_check(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
 
 /* Byte offset of @index from element [0, ..., 0]. */
 static cow_status_t
-cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
+element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
     const char *func)
 {
 	int64_t idx[COW_TENSOR_MAX_NDIM], off = 0;
@@ -150,7 +150,7 @@ cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
 	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->get(t, index, out, NULL, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
 	*out = cow__load_f64(t->dtype, p + off);
@@ -168,7 +168,7 @@ cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 	COW__RETURN_IF_NULL(out);
 	if (t->ext != NULL)
 		return t->ext->get(t, index, NULL, out, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
 	*out = cow__load_i64(t->dtype, p + off);
@@ -185,7 +185,7 @@ cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->set(t, index, &value, NULL, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
 	cow__store_f64(t->dtype, p + off, value);
@@ -202,7 +202,7 @@ cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
 		return t->ext->set(t, index, NULL, &value, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
 	cow__store_i64(t->dtype, p + off, value);

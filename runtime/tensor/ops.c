@@ -76,7 +76,7 @@ cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 }
 
 static cow_status_t
-cow_binary_out(enum cow__binop op, const cow_tensor_t *a,
+binary_out(enum cow__binop op, const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out, const char *func)
 {
 	const struct cow__tensor_ext *ext;
@@ -115,14 +115,14 @@ cow_status_t
 cow_tensor_add(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	return cow_binary_out(COW__BINOP_ADD, a, b, out, __func__);
+	return binary_out(COW__BINOP_ADD, a, b, out, __func__);
 }
 
 cow_status_t
 cow_tensor_mul(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	return cow_binary_out(COW__BINOP_MUL, a, b, out, __func__);
+	return binary_out(COW__BINOP_MUL, a, b, out, __func__);
 }
 
 cow_status_t
@@ -151,7 +151,7 @@ cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
 
 /* Sum @a over the dimensions in @mask into a new tensor of @ndim, @sizes. */
 static cow_status_t
-cow_sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
+sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
     const int64_t *sizes, cow_tensor_t **out, const char *func)
 {
 	cow_tensor_t *r;
@@ -175,7 +175,7 @@ cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
 	COW__RETURN_IF_NULL(out);
 	if (a->ext != NULL)
 		return a->ext->sum(a, true, 0, false, out, __func__);
-	return cow_sum_out(a, a->ndim == 0 ? 0 :
+	return sum_out(a, a->ndim == 0 ? 0 :
 	    (uint32_t)((1ull << a->ndim) - 1), 0, NULL, out, __func__);
 }
 
@@ -199,7 +199,7 @@ cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
 		else if (keepdim)
 			sizes[n++] = 1;
 	}
-	return cow_sum_out(a, 1u << d, n, sizes, out, __func__);
+	return sum_out(a, 1u << d, n, sizes, out, __func__);
 }
 
 cow_status_t
