@@ -32,7 +32,7 @@ cow__allocator_fini(cow_allocator_t *a)
 /* Count one allocation or free of @nbytes (@what: COW__ALLOC_ALLOCS or
  * COW__ALLOC_FREES; the bytes counter follows it). */
 static inline void
-cow_count(cow_allocator_t *a, enum cow__alloc_counter what, size_t nbytes)
+count_event(cow_allocator_t *a, enum cow__alloc_counter what, size_t nbytes)
 {
 	if (__builtin_expect(a->tc_ok, 1)) {
 		struct cow__tc_block *b = cow__tc_block();
@@ -47,7 +47,7 @@ cow_count(cow_allocator_t *a, enum cow__alloc_counter what, size_t nbytes)
 
 /* Read counters [first, first + n) of @a into out. */
 static void
-cow_counters(const cow_allocator_t *a, unsigned first, unsigned n,
+read_counters(const cow_allocator_t *a, unsigned first, unsigned n,
     uint64_t *out)
 {
 	if (a->tc_ok) {
@@ -59,13 +59,13 @@ cow_counters(const cow_allocator_t *a, unsigned first, unsigned n,
 }
 
 static bool
-cow_is_power_of_two(size_t x)
+is_power_of_two(size_t x)
 {
 	return x != 0 && (x & (x - 1)) == 0;
 }
 
 static void *
-cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
+alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
     const char *func)
 {
 	void *p;
@@ -80,14 +80,14 @@ cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 		    nbytes);
 		return NULL;
 	}
-	cow_count(a, COW__ALLOC_ALLOCS, nbytes);
+	count_event(a, COW__ALLOC_ALLOCS, nbytes);
 	return p;
 }
 
 void *
 cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
 {
-	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, func);
+	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, func);
 }
 
 void
@@ -96,7 +96,7 @@ cow__free(cow_allocator_t *a, void *ptr, size_t nbytes)
 	if (ptr == NULL)
 		return;
 	a->ops->free(a->state, ptr, nbytes, COW_MIN_ALIGNMENT);
-	cow_count(a, COW__ALLOC_FREES, nbytes);
+	count_event(a, COW__ALLOC_FREES, nbytes);
 }
 
 cow_status_t
@@ -105,9 +105,9 @@ cow_allocator_new(const cow_allocator_ops_t *ops, void *state,
 {
 	cow_allocator_t *a;
 
-	COW__CHECK_NOT_NULL(ops);
-	COW__CHECK_NOT_NULL(name);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(ops);
+	COW__RETURN_IF_NULL(name);
+	COW__RETURN_IF_NULL(out);
 	if (ops->alloc == NULL || ops->free == NULL)
 		return cow__error(COW_EINVAL, __func__,
 		    "ops->%s is NULL", ops->alloc == NULL ? "alloc" : "free");
@@ -125,7 +125,7 @@ cow_allocator_destroy(cow_allocator_t *allocator)
 {
 	cow_alloc_stats_t st;
 
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	if (allocator->builtin)
 		return cow__error(COW_EINVAL, __func__,
 		    "allocator '%s' is built in and is never destroyed",
@@ -155,13 +155,13 @@ cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 {
 	uint64_t freed[2], allocated[2];
 
-	COW__CHECK_NOT_NULL(allocator);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(allocator);
+	COW__RETURN_IF_NULL(out);
 	/* Frees are read before allocations so live values never go below
 	 * zero while other threads allocate and free: a free that is counted
 	 * happened after its allocation, which the later read then counts. */
-	cow_counters(allocator, COW__ALLOC_FREES, 2, freed);
-	cow_counters(allocator, COW__ALLOC_ALLOCS, 2, allocated);
+	read_counters(allocator, COW__ALLOC_FREES, 2, freed);
+	read_counters(allocator, COW__ALLOC_ALLOCS, 2, allocated);
 	out->frees = freed[0];
 	out->allocs = allocated[0];
 	out->failures = cow__counter_load(&allocator->failures);
@@ -174,14 +174,14 @@ cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 cow_status_t
 cow_allocator_trim(cow_allocator_t *allocator)
 {
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	return allocator->trim != NULL ? allocator->trim(allocator) : COW_OK;
 }
 
 cow_status_t
 cow_allocator_set_retain_limit(cow_allocator_t *allocator, size_t bytes)
 {
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	if (allocator->set_retain_limit == NULL)
 		return cow__error(COW_ENOTSUP, __func__,
 		    "allocator '%s' has no retention to limit",
@@ -202,7 +202,7 @@ cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
     size_t alignment)
 {
 	if (allocator == NULL || nbytes == 0 ||
-	    !cow_is_power_of_two(alignment)) {
+	    !is_power_of_two(alignment)) {
 		cow__error(COW_EINVAL, __func__,
 		    "allocator %p, nbytes %zu, alignment %zu: need a handle, "
 		    "nbytes > 0 and a power-of-two alignment",
@@ -215,7 +215,7 @@ cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
 		    (size_t)PTRDIFF_MAX);
 		return NULL;
 	}
-	return cow_alloc_aligned(allocator, nbytes, alignment, __func__);
+	return alloc_aligned(allocator, nbytes, alignment, __func__);
 }
 
 void
@@ -227,5 +227,5 @@ cow_allocator_free(cow_allocator_t *allocator, void *ptr, size_t nbytes,
 	if (alignment < COW_MIN_ALIGNMENT)
 		alignment = COW_MIN_ALIGNMENT;
 	allocator->ops->free(allocator->state, ptr, nbytes, alignment);
-	cow_count(allocator, COW__ALLOC_FREES, nbytes);
+	count_event(allocator, COW__ALLOC_FREES, nbytes);
 }

@@ -24,7 +24,8 @@
  * COW_THP=0 in the environment turns it off.
  *
  * Only compiled into builds with COW_HAVE_JEMALLOC; sanitizer and fuzz
- * builds never link jemalloc (shared/TOOLCHAIN.md section 2.6).
+ * builds never link jemalloc (it hides errors from ASan and crashes TSan;
+ * docs/design.md).
  */
 #define _DEFAULT_SOURCE /* MADV_HUGEPAGE */
 #include <pthread.h>
@@ -40,76 +41,76 @@
 #ifdef COW_HAVE_JEMALLOC
 #include <jemalloc/jemalloc.h>
 
-static cow_allocator_t cow_jemalloc_allocator;
-static unsigned cow_jemalloc_arena; /* Read-only after init. */
-static size_t cow_jemalloc_page = 4096; /* Read-only after init. */
-static bool cow_jemalloc_ready;     /* Read-only after init. */
-static pthread_once_t cow_jemalloc_once = PTHREAD_ONCE_INIT;
+static cow_allocator_t jemalloc_allocator;
+static unsigned jemalloc_arena; /* Read-only after init. */
+static size_t jemalloc_page = 4096; /* Read-only after init. */
+static bool jemalloc_ready;     /* Read-only after init. */
+static pthread_once_t jemalloc_once = PTHREAD_ONCE_INIT;
 /* Synchronization: atomic (relaxed). */
-static uint64_t cow_jemalloc_retain_limit;
-static uint64_t cow_jemalloc_freed_since_check;
+static uint64_t jemalloc_retain_limit;
+static uint64_t jemalloc_freed_since_check;
 
-static bool cow_jemalloc_thp;       /* Read-only after init. */
+static bool jemalloc_thp;       /* Read-only after init. */
 
 /* Huge page size, and the smallest buffer advised for huge pages. */
-#define COW_JEMALLOC_HUGE_PAGE ((uintptr_t)2 << 20)
+#define HUGE_PAGE_SIZE ((uintptr_t)2 << 20)
 
 /* Allocations up to this size use the calling thread's tcache. */
-#define COW_JEMALLOC_TCACHE_MAX_SIZE ((size_t)16 << 10)
+#define TCACHE_MAX_SIZE ((size_t)16 << 10)
 
-static pthread_key_t cow_jemalloc_tcache_key; /* Read-only after init. */
+static pthread_key_t jemalloc_tcache_key; /* Read-only after init. */
 /* This thread's explicit tcache id plus one; 0: none yet. */
-static _Thread_local unsigned cow_jemalloc_tcache_slot;
+static _Thread_local unsigned jemalloc_tcache_slot;
 
 static void
-cow_jemalloc_tcache_destroy(void *slot)
+jemalloc_tcache_destroy(void *slot)
 {
 	unsigned tc = (unsigned)(uintptr_t)slot - 1;
 
-	cow_jemalloc_tcache_slot = 0;
+	jemalloc_tcache_slot = 0;
 	mallctl("tcache.destroy", NULL, NULL, &tc, sizeof tc);
 }
 
 static int
-cow_jemalloc_tcache_flag(size_t nbytes)
+jemalloc_tcache_flag(size_t nbytes)
 {
 	unsigned tc;
 	size_t sz = sizeof tc;
 
-	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
+	if (nbytes > TCACHE_MAX_SIZE)
 		return MALLOCX_TCACHE_NONE;
-	if (cow_jemalloc_tcache_slot == 0) {
+	if (jemalloc_tcache_slot == 0) {
 		if (mallctl("tcache.create", &tc, &sz, NULL, 0) != 0)
 			return MALLOCX_TCACHE_NONE;
-		cow_jemalloc_tcache_slot = tc + 1;
-		pthread_setspecific(cow_jemalloc_tcache_key,
-		    (void *)(uintptr_t)cow_jemalloc_tcache_slot);
+		jemalloc_tcache_slot = tc + 1;
+		pthread_setspecific(jemalloc_tcache_key,
+		    (void *)(uintptr_t)jemalloc_tcache_slot);
 	}
-	return MALLOCX_TCACHE(cow_jemalloc_tcache_slot - 1);
+	return MALLOCX_TCACHE(jemalloc_tcache_slot - 1);
 }
 
 static int
-cow_jemalloc_flags(size_t nbytes, size_t alignment)
+jemalloc_flags(size_t nbytes, size_t alignment)
 {
 	/* alignment is a power of two; MALLOCX_LG_ALIGN avoids MALLOCX_ALIGN's
 	 * use of ffs(), which strict POSIX mode does not declare. */
 	return MALLOCX_LG_ALIGN((unsigned)__builtin_ctzll(alignment)) |
-	    MALLOCX_ARENA(cow_jemalloc_arena) |
-	    cow_jemalloc_tcache_flag(nbytes);
+	    MALLOCX_ARENA(jemalloc_arena) |
+	    jemalloc_tcache_flag(nbytes);
 }
 
 static int
-cow_jemalloc_arena_ctl(const char *leaf, void *oldp, size_t *oldlen,
+jemalloc_arena_ctl(const char *leaf, void *oldp, size_t *oldlen,
     void *newp, size_t newlen)
 {
 	char name[64];
 
-	snprintf(name, sizeof name, "arena.%u.%s", cow_jemalloc_arena, leaf);
+	snprintf(name, sizeof name, "arena.%u.%s", jemalloc_arena, leaf);
 	return mallctl(name, oldp, oldlen, newp, newlen);
 }
 
 static size_t
-cow_jemalloc_retained(cow_allocator_t *self)
+jemalloc_retained(cow_allocator_t *self)
 {
 	uint64_t epoch = 1;
 	size_t sz = sizeof epoch, pdirty = 0, pmuzzy = 0;
@@ -119,56 +120,56 @@ cow_jemalloc_retained(cow_allocator_t *self)
 	mallctl("epoch", &epoch, &sz, &epoch, sz);
 	sz = sizeof pdirty;
 	snprintf(name, sizeof name, "stats.arenas.%u.pdirty",
-	    cow_jemalloc_arena);
+	    jemalloc_arena);
 	mallctl(name, &pdirty, &sz, NULL, 0);
 	sz = sizeof pmuzzy;
 	snprintf(name, sizeof name, "stats.arenas.%u.pmuzzy",
-	    cow_jemalloc_arena);
+	    jemalloc_arena);
 	mallctl(name, &pmuzzy, &sz, NULL, 0);
-	return (pdirty + pmuzzy) * cow_jemalloc_page;
+	return (pdirty + pmuzzy) * jemalloc_page;
 }
 
 static cow_status_t
-cow_jemalloc_trim(cow_allocator_t *self)
+jemalloc_trim(cow_allocator_t *self)
 {
 	(void)self;
-	if (cow_jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
+	if (jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
 		return cow__error(COW_ENOTSUP, __func__,
-		    "mallctl(\"arena.%u.purge\") failed", cow_jemalloc_arena);
+		    "mallctl(\"arena.%u.purge\") failed", jemalloc_arena);
 	return COW_OK;
 }
 
 static cow_status_t
-cow_jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
+jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
 {
 	(void)self;
-	cow__counter_store(&cow_jemalloc_retain_limit, bytes);
+	cow__counter_store(&jemalloc_retain_limit, bytes);
 	return COW_OK;
 }
 
 /* Called after each free: enforce the retention cap, amortised. */
 static void
-cow_jemalloc_after_free(size_t nbytes)
+jemalloc_after_free(size_t nbytes)
 {
-	uint64_t limit = cow__counter_load(&cow_jemalloc_retain_limit);
-	uint64_t freed = cow__counter_fetch_add(&cow_jemalloc_freed_since_check,
+	uint64_t limit = cow__counter_load(&jemalloc_retain_limit);
+	uint64_t freed = cow__counter_fetch_add(&jemalloc_freed_since_check,
 	    nbytes) + nbytes;
 
 	if (freed < limit / 4)
 		return;
 	/* One thread wins the check; the others carry on. */
-	if (!cow__counter_cas(&cow_jemalloc_freed_since_check, freed, 0))
+	if (!cow__counter_cas(&jemalloc_freed_since_check, freed, 0))
 		return;
-	if (cow_jemalloc_retained(NULL) > limit)
-		cow_jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0);
+	if (jemalloc_retained(NULL) > limit)
+		jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0);
 }
 
 /* Advise the whole huge pages inside [p, p + nbytes) for THP. */
 static void
-cow_jemalloc_advise_huge(void *p, size_t nbytes)
+jemalloc_advise_huge(void *p, size_t nbytes)
 {
 #ifdef MADV_HUGEPAGE
-	uintptr_t mask = COW_JEMALLOC_HUGE_PAGE - 1;
+	uintptr_t mask = HUGE_PAGE_SIZE - 1;
 	uintptr_t lo = ((uintptr_t)p + mask) & ~mask;
 	uintptr_t hi = ((uintptr_t)p + nbytes) & ~mask;
 
@@ -181,32 +182,32 @@ cow_jemalloc_advise_huge(void *p, size_t nbytes)
 }
 
 static void *
-cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
+jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
 {
-	void *p = mallocx(nbytes, cow_jemalloc_flags(nbytes, alignment));
+	void *p = mallocx(nbytes, jemalloc_flags(nbytes, alignment));
 
 	(void)state;
-	if (p != NULL && cow_jemalloc_thp && nbytes >= COW_JEMALLOC_HUGE_PAGE)
-		cow_jemalloc_advise_huge(p, nbytes);
+	if (p != NULL && jemalloc_thp && nbytes >= HUGE_PAGE_SIZE)
+		jemalloc_advise_huge(p, nbytes);
 	return p;
 }
 
 static void
-cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
-	sdallocx(ptr, nbytes, cow_jemalloc_flags(nbytes, alignment));
-	if (nbytes > COW_JEMALLOC_TCACHE_MAX_SIZE)
-		cow_jemalloc_after_free(nbytes);
+	sdallocx(ptr, nbytes, jemalloc_flags(nbytes, alignment));
+	if (nbytes > TCACHE_MAX_SIZE)
+		jemalloc_after_free(nbytes);
 }
 
-static const cow_allocator_ops_t cow_jemalloc_ops = {
-	.alloc = cow_jemalloc_alloc,
-	.free = cow_jemalloc_free,
+static const cow_allocator_ops_t jemalloc_ops = {
+	.alloc = jemalloc_alloc,
+	.free = jemalloc_free,
 };
 
 static void
-cow_jemalloc_init(void)
+jemalloc_init(void)
 {
 	ssize_t decay = -1; /* never purge on a timer */
 	unsigned ind;
@@ -215,43 +216,43 @@ cow_jemalloc_init(void)
 	const char *thp = getenv("COW_THP");
 	const char *decay_env = getenv("COW_JEMALLOC_DECAY_MS");
 
-	if (pthread_key_create(&cow_jemalloc_tcache_key,
-	    cow_jemalloc_tcache_destroy) != 0)
+	if (pthread_key_create(&jemalloc_tcache_key,
+	    jemalloc_tcache_destroy) != 0)
 		return;
 	if (mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;
-	cow_jemalloc_arena = ind;
-	sz = sizeof cow_jemalloc_page;
-	mallctl("arenas.page", &cow_jemalloc_page, &sz, NULL, 0);
+	jemalloc_arena = ind;
+	sz = sizeof jemalloc_page;
+	mallctl("arenas.page", &jemalloc_page, &sz, NULL, 0);
 	/* No timed purging; the retention cap bounds the memory instead.
 	 * COW_JEMALLOC_DECAY_MS overrides it (docs/performance.md measures
 	 * 0, jemalloc's default 10000, and never). */
 	if (decay_env != NULL && *decay_env != '\0')
 		decay = (ssize_t)strtoll(decay_env, NULL, 10);
-	cow_jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &decay,
+	jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &decay,
 	    sizeof decay);
-	cow_jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
+	jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
 	    sizeof decay);
-	cow_jemalloc_retain_limit = COW_JEMALLOC_DEFAULT_RETAIN_LIMIT;
+	jemalloc_retain_limit = COW_JEMALLOC_DEFAULT_RETAIN_LIMIT;
 	if (env != NULL && *env != '\0')
-		cow_jemalloc_retain_limit =
+		jemalloc_retain_limit =
 		    (uint64_t)strtoull(env, NULL, 10) << 20;
-	cow_jemalloc_thp = thp == NULL || strcmp(thp, "0") != 0;
-	cow__allocator_init(&cow_jemalloc_allocator, &cow_jemalloc_ops, NULL,
+	jemalloc_thp = thp == NULL || strcmp(thp, "0") != 0;
+	cow__allocator_init(&jemalloc_allocator, &jemalloc_ops, NULL,
 	    "jemalloc", true);
-	cow_jemalloc_allocator.trim = cow_jemalloc_trim;
-	cow_jemalloc_allocator.set_retain_limit =
-	    cow_jemalloc_set_retain_limit;
-	cow_jemalloc_allocator.retained_bytes = cow_jemalloc_retained;
-	cow_jemalloc_ready = true;
+	jemalloc_allocator.trim = jemalloc_trim;
+	jemalloc_allocator.set_retain_limit =
+	    jemalloc_set_retain_limit;
+	jemalloc_allocator.retained_bytes = jemalloc_retained;
+	jemalloc_ready = true;
 }
 
 cow_allocator_t *
 cow__jemalloc_get(void)
 {
-	pthread_once(&cow_jemalloc_once, cow_jemalloc_init);
-	return cow_jemalloc_ready ? &cow_jemalloc_allocator : NULL;
+	pthread_once(&jemalloc_once, jemalloc_init);
+	return jemalloc_ready ? &jemalloc_allocator : NULL;
 }
 
 cow_status_t
@@ -259,7 +260,7 @@ cow_allocator_jemalloc(cow_allocator_t **out)
 {
 	cow_allocator_t *a;
 
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	if ((a = cow__jemalloc_get()) == NULL)
 		return cow__error(COW_ENOMEM, __func__,
 		    "mallctl(\"arenas.create\") failed");
@@ -278,7 +279,7 @@ cow__jemalloc_get(void)
 cow_status_t
 cow_allocator_jemalloc(cow_allocator_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	return cow__error(COW_ENOTSUP, __func__,
 	    "this build of cowstore has no jemalloc (sanitizer, fuzz or "
 	    "COW_WITH_JEMALLOC=OFF build)");

@@ -9,7 +9,7 @@
 #include "alloc/allocator.h"
 
 static void *
-cow_system_alloc(void *state, size_t nbytes, size_t alignment)
+system_alloc(void *state, size_t nbytes, size_t alignment)
 {
 	void *p = NULL;
 
@@ -20,7 +20,7 @@ cow_system_alloc(void *state, size_t nbytes, size_t alignment)
 }
 
 static void
-cow_system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
 	(void)nbytes;
@@ -28,35 +28,35 @@ cow_system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 	free(ptr);
 }
 
-static const cow_allocator_ops_t cow_system_ops = {
-	.alloc = cow_system_alloc,
-	.free = cow_system_free,
+static const cow_allocator_ops_t system_ops = {
+	.alloc = system_alloc,
+	.free = system_free,
 };
 
 static cow_status_t
-cow_system_trim(cow_allocator_t *self)
+system_trim(cow_allocator_t *self)
 {
 	(void)self;
 	malloc_trim(0);
 	return COW_OK;
 }
 
-static cow_allocator_t cow_system_allocator;
-static pthread_once_t cow_system_once = PTHREAD_ONCE_INIT;
+static cow_allocator_t system_allocator;
+static pthread_once_t system_once = PTHREAD_ONCE_INIT;
 
 static void
-cow_system_init(void)
+system_init(void)
 {
-	cow__allocator_init(&cow_system_allocator, &cow_system_ops, NULL,
+	cow__allocator_init(&system_allocator, &system_ops, NULL,
 	    "system", true);
-	cow_system_allocator.trim = cow_system_trim;
+	system_allocator.trim = system_trim;
 }
 
 cow_allocator_t *
 cow_allocator_system(void)
 {
-	pthread_once(&cow_system_once, cow_system_init);
-	return &cow_system_allocator;
+	pthread_once(&system_once, system_init);
+	return &system_allocator;
 }
 
 cow_allocator_t *

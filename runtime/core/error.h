@@ -20,7 +20,4 @@ cow_status_t cow__error(cow_status_t status, const char *func,
 			    "argument '%s' is NULL", #arg);                 \
 	} while (0)
 
-/* The old name, until alloc/ is renamed too. */
-#define COW__CHECK_NOT_NULL(arg) COW__RETURN_IF_NULL(arg)
-
 #endif
