@@ -1,6 +1,7 @@
 /*
  * cowstore reshape mode: what cow_tensor_reshape() (tensor.h) returns when
- * the strides allow a view, process-wide and per thread (docs/reshape.md). The warn mode's reports are shadow.h's.
+ * the strides allow a view, process-wide and per thread (docs/reshape.md).
+ * The warn mode's reports are shadow.h's.
  *
  * Errors follow common.h.
  */

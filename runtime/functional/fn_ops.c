@@ -175,7 +175,8 @@ cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 	struct cow__fval *v;
 	cow_status_t st;
 
-	if ((st = current_value(t, cow__fn_of(t)->group->be, &v, func)) != COW_OK)
+	if ((st = current_value(t, cow__fn_of(t)->group->be, &v, func)) !=
+	    COW_OK)
 		return st;
 	/* The value is immutable: the clone shares it (a lazy copy), and a
 	 * non-canonical one is copied once into a base. */
@@ -332,7 +333,8 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 	if (t->numel == 0)
 		return COW_OK;
 	if ((st = cow__check_writable(t, func)) != COW_OK ||
-	    (st = current_value(t, cow__fn_of(t)->group->be, &a, func)) != COW_OK)
+	    (st = current_value(t, cow__fn_of(t)->group->be, &a, func)) !=
+	    COW_OK)
 		return st;
 	st = a->be->ops->binary_scalar(op, a, value, &v, func);
 	if (st == COW_OK) {
@@ -492,7 +494,8 @@ cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	if (a->dtype == COW_DTYPE_BOOL)
 		return cow__error(COW_EDTYPE, func,
 		    "negation is not defined for dtype bool");
-	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
+	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) !=
+	    COW_OK)
 		return st;
 	st = va->be->ops->neg(va, &v, func);
 	if (st == COW_OK)
@@ -527,7 +530,8 @@ cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 		snprintf(extra, sizeof extra, ", dim=%d, keepdim=%d", d,
 		    (int)keepdim);
 	}
-	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) != COW_OK)
+	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) !=
+	    COW_OK)
 		return st;
 	st = va->be->ops->sum(va, mask, n, sizes, &v, func);
 	if (st == COW_OK)

@@ -1,9 +1,9 @@
 /*
- * MaybeOwned (docs/tensor.md): owned and borrowed values, expect_contiguous, the
- * cost of a borrow (no refcount change in any build; no record in release
- * builds), and, in builds with COW_DEBUG_BORROWS, the abort that names the
- * borrow's file:line when the last owning reference goes while a borrow is
- * outstanding.
+ * MaybeOwned (docs/tensor.md): owned and borrowed values,
+ * expect_contiguous, the cost of a borrow (no refcount change in any build;
+ * no record in release builds), and, in builds with COW_DEBUG_BORROWS, the
+ * abort that names the borrow's file:line when the last owning reference
+ * goes while a borrow is outstanding.
  */
 #include <signal.h>
 #include <stdio.h>

@@ -549,8 +549,8 @@ Test(shadow, fork_failure_changes_nothing)
 			cr_assert_eq(st, COW_ENOMEM);
 			cr_assert_eq(w, SENTINEL, "out written on failure");
 			cr_assert_eq(pgen(t), before, "storage changed");
-			cr_assert_eq(cow_test_alloc_stats(fault).live_bytes, live,
-			    "leak or change");
+			cr_assert_eq(cow_test_alloc_stats(fault).live_bytes,
+			    live, "leak or change");
 			failed++;
 		}
 		cr_assert_eq(cow_allocator_fault_disarm(fault), COW_OK);
