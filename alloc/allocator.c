@@ -34,7 +34,7 @@ cow__allocator_fini(cow_allocator_t *a)
 
 /* Read counters [first, first + n) of @a into out. */
 static void
-cow_counters(const cow_allocator_t *a, unsigned first, unsigned n,
+counters(const cow_allocator_t *a, unsigned first, unsigned n,
     uint64_t *out)
 {
 	if (a->tc_ok) {
@@ -59,13 +59,13 @@ cow__ops_alloc_zeroed(const cow_allocator_ops_t *ops, void *state,
 }
 
 static bool
-cow_is_power_of_two(size_t x)
+is_power_of_two(size_t x)
 {
 	return x != 0 && (x & (x - 1)) == 0;
 }
 
 static void *
-cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
+alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
     bool zeroed, const char *func)
 {
 	void *p;
@@ -108,13 +108,13 @@ cow_alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 void *
 cow__alloc_slow(cow_allocator_t *a, size_t nbytes, const char *func)
 {
-	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, false, func);
+	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, false, func);
 }
 
 void *
 cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func)
 {
-	return cow_alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, true, func);
+	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, true, func);
 }
 
 void
@@ -131,9 +131,9 @@ cow_allocator_new(const cow_allocator_ops_t *ops, void *state,
 {
 	cow_allocator_t *a;
 
-	COW__CHECK_NOT_NULL(ops);
-	COW__CHECK_NOT_NULL(name);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(ops);
+	COW__RETURN_IF_NULL(name);
+	COW__RETURN_IF_NULL(out);
 	if (ops->alloc == NULL || ops->free == NULL)
 		return cow__error(COW_EINVAL, __func__,
 		    "ops->%s is NULL", ops->alloc == NULL ? "alloc" : "free");
@@ -152,7 +152,7 @@ cow_allocator_destroy(cow_allocator_t *allocator)
 {
 	cow_alloc_stats_t st;
 
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	if (allocator->builtin)
 		return cow__error(COW_EINVAL, __func__,
 		    "allocator '%s' is built in and is never destroyed",
@@ -182,13 +182,13 @@ cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 {
 	uint64_t freed[2], allocated[2];
 
-	COW__CHECK_NOT_NULL(allocator);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(allocator);
+	COW__RETURN_IF_NULL(out);
 	/* Frees are read before allocations so live values never go below
 	 * zero while other threads allocate and free: a free that is counted
 	 * happened after its allocation, which the later read then counts. */
-	cow_counters(allocator, COW__ALLOC_FREES, 2, freed);
-	cow_counters(allocator, COW__ALLOC_ALLOCS, 2, allocated);
+	counters(allocator, COW__ALLOC_FREES, 2, freed);
+	counters(allocator, COW__ALLOC_ALLOCS, 2, allocated);
 	out->frees = freed[0];
 	out->allocs = allocated[0];
 	out->failures = cow__counter_load(&allocator->failures);
@@ -201,7 +201,7 @@ cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 cow_status_t
 cow_allocator_trim(cow_allocator_t *allocator)
 {
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	if (allocator->cache_ok)
 		cow__cache_flush();
 	return allocator->trim != NULL ? allocator->trim(allocator) : COW_OK;
@@ -210,7 +210,7 @@ cow_allocator_trim(cow_allocator_t *allocator)
 cow_status_t
 cow_allocator_set_retain_limit(cow_allocator_t *allocator, size_t bytes)
 {
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	if (allocator->set_retain_limit == NULL)
 		return cow__error(COW_ENOTSUP, __func__,
 		    "allocator '%s' has no retention to limit",
@@ -221,7 +221,7 @@ cow_allocator_set_retain_limit(cow_allocator_t *allocator, size_t bytes)
 cow_status_t
 cow_allocator_set_limit(cow_allocator_t *allocator, size_t bytes)
 {
-	COW__CHECK_NOT_NULL(allocator);
+	COW__RETURN_IF_NULL(allocator);
 	cow__counter_store(&allocator->budget.limit,
 	    bytes == COW_ALLOCATOR_NO_LIMIT ? COW__BUDGET_NO_LIMIT :
 	    (uint64_t)bytes);
@@ -261,7 +261,7 @@ cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
     size_t alignment)
 {
 	if (allocator == NULL || nbytes == 0 ||
-	    !cow_is_power_of_two(alignment)) {
+	    !is_power_of_two(alignment)) {
 		cow__error(COW_EINVAL, __func__,
 		    "allocator %p, nbytes %zu, alignment %zu: need a handle, "
 		    "nbytes > 0 and a power-of-two alignment",
@@ -274,7 +274,7 @@ cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
 		    (size_t)PTRDIFF_MAX);
 		return NULL;
 	}
-	return cow_alloc_aligned(allocator, nbytes, alignment, false, __func__);
+	return alloc_aligned(allocator, nbytes, alignment, false, __func__);
 }
 
 void

@@ -13,17 +13,17 @@
 
 /* The budget of the built-in handle owning each slot (set at its init,
  * which happens before any thread can hold credit in the slot). */
-static cow__budget_t *cow_budget_owner[COW__BUDGET_SLOTS];
+static cow__budget_t *budget_owner[COW__BUDGET_SLOTS];
 
 _Thread_local uint64_t cow__budget_credit[COW__BUDGET_SLOTS];
 _Thread_local bool cow__budget_registered;
 
-static pthread_key_t cow_budget_key;
-static bool cow_budget_key_ok;
-static pthread_once_t cow_budget_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t budget_key;
+static bool budget_key_ok;
+static pthread_once_t budget_key_once = PTHREAD_ONCE_INIT;
 
 static void
-cow_budget_return(cow__budget_t *b, uint64_t n)
+budget_return(cow__budget_t *b, uint64_t n)
 {
 	/* Adding the two's complement subtracts. */
 	cow__counter_add(&b->used, (uint64_t)0 - n);
@@ -31,14 +31,14 @@ cow_budget_return(cow__budget_t *b, uint64_t n)
 
 /* Thread exit: give every slot's credit back to its owner. */
 static void
-cow_budget_thread_exit(void *unused)
+budget_thread_exit(void *unused)
 {
 	int s;
 
 	(void)unused;
 	for (s = 0; s < COW__BUDGET_SLOTS; s++) {
-		if (cow__budget_credit[s] != 0 && cow_budget_owner[s] != NULL)
-			cow_budget_return(cow_budget_owner[s],
+		if (cow__budget_credit[s] != 0 && budget_owner[s] != NULL)
+			budget_return(budget_owner[s],
 			    cow__budget_credit[s]);
 		cow__budget_credit[s] = 0;
 	}
@@ -48,10 +48,10 @@ cow_budget_thread_exit(void *unused)
 }
 
 static void
-cow_budget_key_init(void)
+budget_key_init(void)
 {
-	cow_budget_key_ok = pthread_key_create(&cow_budget_key,
-	    cow_budget_thread_exit) == 0;
+	budget_key_ok = pthread_key_create(&budget_key,
+	    budget_thread_exit) == 0;
 }
 
 void
@@ -61,7 +61,7 @@ cow__budget_init(cow__budget_t *b, uint64_t limit, int slot)
 	cow__counter_store(&b->used, 0);
 	b->slot = slot;
 	if (slot >= 0 && slot < COW__BUDGET_SLOTS)
-		cow_budget_owner[slot] = b;
+		budget_owner[slot] = b;
 	else
 		b->slot = COW__BUDGET_NO_SLOT;
 }
@@ -72,7 +72,7 @@ cow__budget_init(cow__budget_t *b, uint64_t limit, int slot)
  * even @need fits.
  */
 static uint64_t
-cow_budget_take(cow__budget_t *b, uint64_t need, uint64_t want)
+budget_take(cow__budget_t *b, uint64_t need, uint64_t want)
 {
 	uint64_t used = cow__counter_load(&b->used);
 
@@ -95,25 +95,25 @@ cow__budget_charge_slow(cow__budget_t *b, size_t n)
 	uint64_t *credit, need, got;
 
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL)
-		return cow_budget_take(b, n, n) != 0 || n == 0;
+		return budget_take(b, n, n) != 0 || n == 0;
 	credit = &cow__budget_credit[b->slot];
 	if (*credit >= n) {
 		*credit -= n;
 		return true;
 	}
 	need = n - *credit;
-	if ((got = cow_budget_take(b, need, need + COW__BUDGET_CHUNK)) == 0)
+	if ((got = budget_take(b, need, need + COW__BUDGET_CHUNK)) == 0)
 		return false;
 	if (!cow__budget_registered) {
-		pthread_once(&cow_budget_key_once, cow_budget_key_init);
-		if (cow_budget_key_ok &&
-		    pthread_setspecific(cow_budget_key, &cow_budget_key) == 0)
+		pthread_once(&budget_key_once, budget_key_init);
+		if (budget_key_ok &&
+		    pthread_setspecific(budget_key, &budget_key) == 0)
 			cow__budget_registered = true;
 	}
 	*credit = *credit + got - n;
 	if (!cow__budget_registered) {
 		/* No destructor to give it back: keep no credit. */
-		cow_budget_return(b, *credit);
+		budget_return(b, *credit);
 		*credit = 0;
 	}
 	return true;
@@ -126,13 +126,13 @@ cow__budget_uncharge_slow(cow__budget_t *b, size_t n)
 
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL ||
 	    !cow__budget_registered) {
-		cow_budget_return(b, n);
+		budget_return(b, n);
 		return;
 	}
 	credit = &cow__budget_credit[b->slot];
 	*credit += n;
 	if (*credit > 2 * COW__BUDGET_CHUNK) {
-		cow_budget_return(b, *credit - COW__BUDGET_CHUNK);
+		budget_return(b, *credit - COW__BUDGET_CHUNK);
 		*credit = COW__BUDGET_CHUNK;
 	}
 }

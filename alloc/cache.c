@@ -10,13 +10,13 @@
 _Thread_local struct cow__cache_list cow__cache_lists[COW__CACHE_CLASSES];
 _Thread_local bool cow__cache_registered;
 
-static cow_allocator_t *cow_cache_owner; /* Read-only after its init. */
-static pthread_key_t cow_cache_key;      /* Read-only after init. */
-static bool cow_cache_key_ok;            /* Read-only after init. */
-static pthread_once_t cow_cache_once = PTHREAD_ONCE_INIT;
+static cow_allocator_t *cache_owner; /* Read-only after its init. */
+static pthread_key_t cache_key;      /* Read-only after init. */
+static bool cache_key_ok;            /* Read-only after init. */
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
 static void
-cow_cache_thread_exit(void *unused)
+cache_thread_exit(void *unused)
 {
 	(void)unused;
 	cow__cache_flush();
@@ -26,26 +26,26 @@ cow_cache_thread_exit(void *unused)
 }
 
 static void
-cow_cache_key_init(void)
+cache_key_init(void)
 {
-	cow_cache_key_ok = pthread_key_create(&cow_cache_key,
-	    cow_cache_thread_exit) == 0;
+	cache_key_ok = pthread_key_create(&cache_key,
+	    cache_thread_exit) == 0;
 }
 
 /* Unloading the library must not leave a destructor pointing into it. */
 __attribute__((destructor)) static void
-cow_cache_unload(void)
+cache_unload(void)
 {
-	if (cow_cache_key_ok)
-		pthread_key_delete(cow_cache_key);
-	cow_cache_key_ok = false;
+	if (cache_key_ok)
+		pthread_key_delete(cache_key);
+	cache_key_ok = false;
 }
 
 void
 cow__cache_init(cow_allocator_t *a)
 {
-	pthread_once(&cow_cache_once, cow_cache_key_init);
-	cow_cache_owner = a;
+	pthread_once(&cache_once, cache_key_init);
+	cache_owner = a;
 }
 
 bool
@@ -58,8 +58,8 @@ cow__cache_keep_slow(void *p, unsigned cls)
 	/* Only a thread whose blocks will be flushed when it exits keeps
 	 * any. */
 	if (!cow__cache_registered) {
-		if (!cow_cache_key_ok ||
-		    pthread_setspecific(cow_cache_key, &cow_cache_key) != 0)
+		if (!cache_key_ok ||
+		    pthread_setspecific(cache_key, &cache_key) != 0)
 			return false;
 		cow__cache_registered = true;
 	}
@@ -72,7 +72,7 @@ cow__cache_keep_slow(void *p, unsigned cls)
 void
 cow__cache_flush(void)
 {
-	cow_allocator_t *a = cow_cache_owner;
+	cow_allocator_t *a = cache_owner;
 
 	for (unsigned c = 0; c < COW__CACHE_CLASSES; c++) {
 		struct cow__cache_list *l = &cow__cache_lists[c];

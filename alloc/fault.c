@@ -10,9 +10,9 @@
 #include "core/error.h"
 #include "core/sync.h"
 
-enum cow_fault_mode { COW_FAULT_OFF, COW_FAULT_NTH, COW_FAULT_RANDOM };
+enum fault_mode { FAULT_OFF, FAULT_NTH, FAULT_RANDOM };
 
-struct cow_fault_state {
+struct fault_state {
 	cow_allocator_t *inner; /* Read-only after init. */
 	/* Synchronization: atomic. Arming writes mode last; allocations read
 	 * it first. */
@@ -27,7 +27,7 @@ struct cow_fault_state {
 
 /* splitmix64 finaliser: a pure function of its input. */
 static uint64_t
-cow_mix64(uint64_t x)
+mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ULL;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -36,28 +36,28 @@ cow_mix64(uint64_t x)
 }
 
 static bool
-cow_fault_should_fail(struct cow_fault_state *f)
+fault_should_fail(struct fault_state *f)
 {
 	uint64_t mode = cow__counter_load(&f->mode);
 	uint64_t k;
 
-	if (mode == COW_FAULT_OFF)
+	if (mode == FAULT_OFF)
 		return false;
 	k = cow__counter_fetch_add(&f->calls, 1) + 1;
-	if (mode == COW_FAULT_NTH)
+	if (mode == FAULT_NTH)
 		return k == cow__counter_load(&f->nth);
 	if (cow__counter_load(&f->always))
 		return true;
-	return cow_mix64(cow__counter_load(&f->seed) ^ (k * 0x2545f4914f6cdd1dULL)) <
+	return mix64(cow__counter_load(&f->seed) ^ (k * 0x2545f4914f6cdd1dULL)) <
 	    cow__counter_load(&f->threshold);
 }
 
 static void *
-cow_fault_alloc(void *state, size_t nbytes, size_t alignment)
+fault_alloc(void *state, size_t nbytes, size_t alignment)
 {
-	struct cow_fault_state *f = state;
+	struct fault_state *f = state;
 
-	if (cow_fault_should_fail(f)) {
+	if (fault_should_fail(f)) {
 		cow__counter_add(&f->injected, 1);
 		return NULL;
 	}
@@ -65,11 +65,11 @@ cow_fault_alloc(void *state, size_t nbytes, size_t alignment)
 }
 
 static void *
-cow_fault_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
+fault_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
 {
-	struct cow_fault_state *f = state;
+	struct fault_state *f = state;
 
-	if (cow_fault_should_fail(f)) {
+	if (fault_should_fail(f)) {
 		cow__counter_add(&f->injected, 1);
 		return NULL;
 	}
@@ -78,27 +78,27 @@ cow_fault_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
 }
 
 static void
-cow_fault_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+fault_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
-	struct cow_fault_state *f = state;
+	struct fault_state *f = state;
 
 	f->inner->ops->free(f->inner->state, ptr, nbytes, alignment);
 }
 
 const cow_allocator_ops_t cow__fault_ops = {
-	.alloc = cow_fault_alloc,
-	.free = cow_fault_free,
-	.alloc_zeroed = cow_fault_alloc_zeroed,
+	.alloc = fault_alloc,
+	.free = fault_free,
+	.alloc_zeroed = fault_alloc_zeroed,
 };
 
 cow_status_t
 cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 {
-	struct cow_fault_state *f = NULL;
+	struct fault_state *f = NULL;
 	cow_allocator_t *a;
 
-	COW__CHECK_NOT_NULL(inner);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(inner);
+	COW__RETURN_IF_NULL(out);
 	f = calloc(1, sizeof *f);
 	a = malloc(sizeof *a);
 	if (f == NULL || a == NULL) {
@@ -115,8 +115,8 @@ cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 }
 
 static cow_status_t
-cow_fault_state_of(cow_allocator_t *a, const char *func,
-    struct cow_fault_state **out)
+fault_state_of(cow_allocator_t *a, const char *func,
+    struct fault_state **out)
 {
 	if (a == NULL || a->ops != &cow__fault_ops)
 		return cow__error(COW_EINVAL, func,
@@ -128,16 +128,16 @@ cow_fault_state_of(cow_allocator_t *a, const char *func,
 cow_status_t
 cow_allocator_fault_fail_nth(cow_allocator_t *allocator, uint64_t n)
 {
-	struct cow_fault_state *f = NULL;
-	cow_status_t st = cow_fault_state_of(allocator, __func__, &f);
+	struct fault_state *f = NULL;
+	cow_status_t st = fault_state_of(allocator, __func__, &f);
 
 	if (st != COW_OK)
 		return st;
-	cow__counter_store(&f->mode, COW_FAULT_OFF);
+	cow__counter_store(&f->mode, FAULT_OFF);
 	cow__counter_store(&f->calls, 0);
 	cow__counter_store(&f->nth, n);
 	if (n != 0)
-		cow__counter_store(&f->mode, COW_FAULT_NTH);
+		cow__counter_store(&f->mode, FAULT_NTH);
 	return COW_OK;
 }
 
@@ -145,15 +145,15 @@ cow_status_t
 cow_allocator_fault_fail_random(cow_allocator_t *allocator,
     double probability, uint64_t seed)
 {
-	struct cow_fault_state *f = NULL;
-	cow_status_t st = cow_fault_state_of(allocator, __func__, &f);
+	struct fault_state *f = NULL;
+	cow_status_t st = fault_state_of(allocator, __func__, &f);
 
 	if (st != COW_OK)
 		return st;
 	if (!(probability >= 0.0 && probability <= 1.0))
 		return cow__error(COW_EINVAL, __func__,
 		    "probability %g is not in [0, 1]", probability);
-	cow__counter_store(&f->mode, COW_FAULT_OFF);
+	cow__counter_store(&f->mode, FAULT_OFF);
 	cow__counter_store(&f->calls, 0);
 	cow__counter_store(&f->seed, seed);
 	cow__counter_store(&f->always, probability >= 1.0);
@@ -161,19 +161,19 @@ cow_allocator_fault_fail_random(cow_allocator_t *allocator,
 	cow__counter_store(&f->threshold,
 	    probability >= 1.0 ? UINT64_MAX :
 	    (uint64_t)ldexp(probability, 64));
-	cow__counter_store(&f->mode, COW_FAULT_RANDOM);
+	cow__counter_store(&f->mode, FAULT_RANDOM);
 	return COW_OK;
 }
 
 cow_status_t
 cow_allocator_fault_disarm(cow_allocator_t *allocator)
 {
-	struct cow_fault_state *f = NULL;
-	cow_status_t st = cow_fault_state_of(allocator, __func__, &f);
+	struct fault_state *f = NULL;
+	cow_status_t st = fault_state_of(allocator, __func__, &f);
 
 	if (st != COW_OK)
 		return st;
-	cow__counter_store(&f->mode, COW_FAULT_OFF);
+	cow__counter_store(&f->mode, FAULT_OFF);
 	return COW_OK;
 }
 
@@ -183,5 +183,5 @@ cow_allocator_fault_injected(const cow_allocator_t *allocator)
 	if (allocator == NULL || allocator->ops != &cow__fault_ops)
 		return 0;
 	return cow__counter_load(
-	    &((struct cow_fault_state *)allocator->state)->injected);
+	    &((struct fault_state *)allocator->state)->injected);
 }

@@ -19,7 +19,7 @@
  * default cap is 1/16 of physical memory, at most COW_RETAIN_LIMIT_MAX.
  *
  * Small allocations (storage and context structs, up to
- * COW_JEMALLOC_SMALL_MAX bytes) take jemalloc's fast path instead: malloc
+ * SMALL_MAX bytes) take jemalloc's fast path instead: malloc
  * and a sized free with no flags, from the private jemalloc's automatic
  * arenas through its per-thread cache. mallocx with an arena, an explicit
  * tcache or an alignment takes jemalloc's general path, which cost more
@@ -56,61 +56,61 @@
 /* The private build (cmake/jemalloc.cmake): every name is prefixed. */
 #include "cow_jemalloc.h"
 
-static cow_allocator_t cow_jemalloc_allocator;
-static unsigned cow_jemalloc_arena; /* Read-only after init. */
-static size_t cow_jemalloc_page = 4096; /* Read-only after init. */
-static bool cow_jemalloc_ready;     /* Read-only after init. */
-static pthread_once_t cow_jemalloc_once = PTHREAD_ONCE_INIT;
+static cow_allocator_t jemalloc_allocator;
+static unsigned jemalloc_arena; /* Read-only after init. */
+static size_t jemalloc_page = 4096; /* Read-only after init. */
+static bool jemalloc_ready;     /* Read-only after init. */
+static pthread_once_t jemalloc_once = PTHREAD_ONCE_INIT;
 /* Synchronization: atomic (relaxed). */
-static uint64_t cow_jemalloc_retain_limit;
-static uint64_t cow_jemalloc_freed_since_check;
+static uint64_t jemalloc_retain_limit;
+static uint64_t jemalloc_freed_since_check;
 
-static bool cow_jemalloc_thp;       /* Read-only after init. */
+static bool jemalloc_thp;       /* Read-only after init. */
 
 /* Huge page size, and the smallest buffer advised for huge pages. */
-#define COW_JEMALLOC_HUGE_PAGE ((uintptr_t)2 << 20)
+#define HUGE_PAGE_SIZE ((uintptr_t)2 << 20)
 
 /* Allocations up to this size (with alignment up to 64) take jemalloc's
  * malloc fast path; larger ones the arena. */
-#define COW_JEMALLOC_SMALL_MAX ((size_t)16 << 10)
-#define COW_JEMALLOC_SMALL_ALIGN ((size_t)64)
+#define SMALL_MAX ((size_t)16 << 10)
+#define SMALL_ALIGN ((size_t)64)
 
 static inline bool
-cow_jemalloc_is_small(size_t nbytes, size_t alignment)
+jemalloc_is_small(size_t nbytes, size_t alignment)
 {
-	return nbytes <= COW_JEMALLOC_SMALL_MAX &&
-	    alignment <= COW_JEMALLOC_SMALL_ALIGN;
+	return nbytes <= SMALL_MAX &&
+	    alignment <= SMALL_ALIGN;
 }
 
 static inline size_t
-cow_jemalloc_small_size(size_t nbytes)
+jemalloc_small_size(size_t nbytes)
 {
-	return (nbytes + COW_JEMALLOC_SMALL_ALIGN - 1) &
-	    ~(COW_JEMALLOC_SMALL_ALIGN - 1);
+	return (nbytes + SMALL_ALIGN - 1) &
+	    ~(SMALL_ALIGN - 1);
 }
 
 static int
-cow_jemalloc_flags(size_t nbytes, size_t alignment)
+jemalloc_flags(size_t nbytes, size_t alignment)
 {
 	/* alignment is a power of two; MALLOCX_LG_ALIGN avoids MALLOCX_ALIGN's
 	 * use of ffs(), which strict POSIX mode does not declare. */
 	(void)nbytes;
 	return MALLOCX_LG_ALIGN((unsigned)__builtin_ctzll(alignment)) |
-	    MALLOCX_ARENA(cow_jemalloc_arena) | MALLOCX_TCACHE_NONE;
+	    MALLOCX_ARENA(jemalloc_arena) | MALLOCX_TCACHE_NONE;
 }
 
 static int
-cow_jemalloc_arena_ctl(const char *leaf, void *oldp, size_t *oldlen,
+jemalloc_arena_ctl(const char *leaf, void *oldp, size_t *oldlen,
     void *newp, size_t newlen)
 {
 	char name[64];
 
-	snprintf(name, sizeof name, "arena.%u.%s", cow_jemalloc_arena, leaf);
+	snprintf(name, sizeof name, "arena.%u.%s", jemalloc_arena, leaf);
 	return cow__je_mallctl(name, oldp, oldlen, newp, newlen);
 }
 
 static size_t
-cow_jemalloc_retained(cow_allocator_t *self)
+jemalloc_retained(cow_allocator_t *self)
 {
 	uint64_t epoch = 1;
 	size_t sz = sizeof epoch, pdirty = 0, pmuzzy = 0;
@@ -120,37 +120,37 @@ cow_jemalloc_retained(cow_allocator_t *self)
 	cow__je_mallctl("epoch", &epoch, &sz, &epoch, sz);
 	sz = sizeof pdirty;
 	snprintf(name, sizeof name, "stats.arenas.%u.pdirty",
-	    cow_jemalloc_arena);
+	    jemalloc_arena);
 	cow__je_mallctl(name, &pdirty, &sz, NULL, 0);
 	sz = sizeof pmuzzy;
 	snprintf(name, sizeof name, "stats.arenas.%u.pmuzzy",
-	    cow_jemalloc_arena);
+	    jemalloc_arena);
 	cow__je_mallctl(name, &pmuzzy, &sz, NULL, 0);
-	return (pdirty + pmuzzy) * cow_jemalloc_page;
+	return (pdirty + pmuzzy) * jemalloc_page;
 }
 
 static cow_status_t
-cow_jemalloc_trim(cow_allocator_t *self)
+jemalloc_trim(cow_allocator_t *self)
 {
 	(void)self;
-	if (cow_jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
+	if (jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
 		return cow__error(COW_ENOTSUP, __func__,
-		    "mallctl(\"arena.%u.purge\") failed", cow_jemalloc_arena);
+		    "mallctl(\"arena.%u.purge\") failed", jemalloc_arena);
 	return COW_OK;
 }
 
 static cow_status_t
-cow_jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
+jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
 {
 	(void)self;
-	cow__counter_store(&cow_jemalloc_retain_limit, bytes);
+	cow__counter_store(&jemalloc_retain_limit, bytes);
 	return COW_OK;
 }
 
 static size_t
-cow_jemalloc_get_retain_limit(cow_allocator_t *self)
+jemalloc_get_retain_limit(cow_allocator_t *self)
 {
-	uint64_t limit = cow__counter_load(&cow_jemalloc_retain_limit);
+	uint64_t limit = cow__counter_load(&jemalloc_retain_limit);
 
 	(void)self;
 	return limit >= (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)limit;
@@ -159,7 +159,7 @@ cow_jemalloc_get_retain_limit(cow_allocator_t *self)
 /* The default retention cap: 1/16 of physical memory, at most
  * COW_RETAIN_LIMIT_MAX (that bound if physical memory is unknown). */
 static uint64_t
-cow_jemalloc_default_retain_limit(void)
+jemalloc_default_retain_limit(void)
 {
 	uint64_t ram = cow__physical_memory();
 
@@ -170,27 +170,27 @@ cow_jemalloc_default_retain_limit(void)
 
 /* Called after each free: enforce the retention cap, amortised. */
 static void
-cow_jemalloc_after_free(size_t nbytes)
+jemalloc_after_free(size_t nbytes)
 {
-	uint64_t limit = cow__counter_load(&cow_jemalloc_retain_limit);
-	uint64_t freed = cow__counter_fetch_add(&cow_jemalloc_freed_since_check,
+	uint64_t limit = cow__counter_load(&jemalloc_retain_limit);
+	uint64_t freed = cow__counter_fetch_add(&jemalloc_freed_since_check,
 	    nbytes) + nbytes;
 
 	if (freed < limit / 4)
 		return;
 	/* One thread wins the check; the others carry on. */
-	if (!cow__counter_cas(&cow_jemalloc_freed_since_check, freed, 0))
+	if (!cow__counter_cas(&jemalloc_freed_since_check, freed, 0))
 		return;
-	if (cow_jemalloc_retained(NULL) > limit)
-		cow_jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0);
+	if (jemalloc_retained(NULL) > limit)
+		jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0);
 }
 
 /* Advise the whole huge pages inside [p, p + nbytes) for THP. */
 static void
-cow_jemalloc_advise_huge(void *p, size_t nbytes)
+jemalloc_advise_huge(void *p, size_t nbytes)
 {
 #ifdef MADV_HUGEPAGE
-	uintptr_t mask = COW_JEMALLOC_HUGE_PAGE - 1;
+	uintptr_t mask = HUGE_PAGE_SIZE - 1;
 	uintptr_t lo = ((uintptr_t)p + mask) & ~mask;
 	uintptr_t hi = ((uintptr_t)p + nbytes) & ~mask;
 
@@ -203,71 +203,71 @@ cow_jemalloc_advise_huge(void *p, size_t nbytes)
 }
 
 static void *
-cow_jemalloc_alloc_flags(size_t nbytes, int flags)
+jemalloc_alloc_flags(size_t nbytes, int flags)
 {
 	void *p = cow__je_mallocx(nbytes, flags);
 
-	if (p != NULL && cow_jemalloc_thp && nbytes >= COW_JEMALLOC_HUGE_PAGE)
-		cow_jemalloc_advise_huge(p, nbytes);
+	if (p != NULL && jemalloc_thp && nbytes >= HUGE_PAGE_SIZE)
+		jemalloc_advise_huge(p, nbytes);
 	return p;
 }
 
 static void *
-cow_jemalloc_alloc_small(size_t nbytes)
+jemalloc_alloc_small(size_t nbytes)
 {
-	void *p = cow__je_malloc(cow_jemalloc_small_size(nbytes));
+	void *p = cow__je_malloc(jemalloc_small_size(nbytes));
 
-	assert(((uintptr_t)p & (COW_JEMALLOC_SMALL_ALIGN - 1)) == 0);
+	assert(((uintptr_t)p & (SMALL_ALIGN - 1)) == 0);
 	return p;
 }
 
 static void *
-cow_jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
+jemalloc_alloc(void *state, size_t nbytes, size_t alignment)
 {
 	(void)state;
-	if (cow_jemalloc_is_small(nbytes, alignment))
-		return cow_jemalloc_alloc_small(nbytes);
-	return cow_jemalloc_alloc_flags(nbytes,
-	    cow_jemalloc_flags(nbytes, alignment));
+	if (jemalloc_is_small(nbytes, alignment))
+		return jemalloc_alloc_small(nbytes);
+	return jemalloc_alloc_flags(nbytes,
+	    jemalloc_flags(nbytes, alignment));
 }
 
 /* MALLOCX_ZERO: jemalloc knows which pages are fresh from the kernel (and
  * so already zero) and writes only the others, like calloc. */
 static void *
-cow_jemalloc_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
+jemalloc_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
 {
 	void *p;
 
 	(void)state;
-	if (cow_jemalloc_is_small(nbytes, alignment)) {
-		if ((p = cow_jemalloc_alloc_small(nbytes)) != NULL)
+	if (jemalloc_is_small(nbytes, alignment)) {
+		if ((p = jemalloc_alloc_small(nbytes)) != NULL)
 			memset(p, 0, nbytes);
 		return p;
 	}
-	return cow_jemalloc_alloc_flags(nbytes,
-	    cow_jemalloc_flags(nbytes, alignment) | MALLOCX_ZERO);
+	return jemalloc_alloc_flags(nbytes,
+	    jemalloc_flags(nbytes, alignment) | MALLOCX_ZERO);
 }
 
 static void
-cow_jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+jemalloc_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	(void)state;
-	if (cow_jemalloc_is_small(nbytes, alignment)) {
-		cow__je_sdallocx(ptr, cow_jemalloc_small_size(nbytes), 0);
+	if (jemalloc_is_small(nbytes, alignment)) {
+		cow__je_sdallocx(ptr, jemalloc_small_size(nbytes), 0);
 		return;
 	}
-	cow__je_sdallocx(ptr, nbytes, cow_jemalloc_flags(nbytes, alignment));
-	cow_jemalloc_after_free(nbytes);
+	cow__je_sdallocx(ptr, nbytes, jemalloc_flags(nbytes, alignment));
+	jemalloc_after_free(nbytes);
 }
 
-static const cow_allocator_ops_t cow_jemalloc_ops = {
-	.alloc = cow_jemalloc_alloc,
-	.free = cow_jemalloc_free,
-	.alloc_zeroed = cow_jemalloc_alloc_zeroed,
+static const cow_allocator_ops_t jemalloc_ops = {
+	.alloc = jemalloc_alloc,
+	.free = jemalloc_free,
+	.alloc_zeroed = jemalloc_alloc_zeroed,
 };
 
 static void
-cow_jemalloc_init(void)
+jemalloc_init(void)
 {
 	ssize_t decay = -1; /* never purge on a timer */
 	unsigned ind;
@@ -279,43 +279,43 @@ cow_jemalloc_init(void)
 	if (cow__je_mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;
-	cow_jemalloc_arena = ind;
-	sz = sizeof cow_jemalloc_page;
-	cow__je_mallctl("arenas.page", &cow_jemalloc_page, &sz, NULL, 0);
+	jemalloc_arena = ind;
+	sz = sizeof jemalloc_page;
+	cow__je_mallctl("arenas.page", &jemalloc_page, &sz, NULL, 0);
 	/* No timed purging; the retention cap bounds the memory instead.
 	 * COW_JEMALLOC_DECAY_MS overrides it (docs/performance.md measures
 	 * 0, jemalloc's default 10000, and never). */
 	if (decay_env != NULL && *decay_env != '\0')
 		decay = (ssize_t)strtoll(decay_env, NULL, 10);
-	cow_jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &decay,
+	jemalloc_arena_ctl("dirty_decay_ms", NULL, NULL, &decay,
 	    sizeof decay);
-	cow_jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
+	jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
 	    sizeof decay);
-	cow_jemalloc_retain_limit = cow_jemalloc_default_retain_limit();
+	jemalloc_retain_limit = jemalloc_default_retain_limit();
 	if (env != NULL && *env != '\0')
-		cow_jemalloc_retain_limit =
+		jemalloc_retain_limit =
 		    (uint64_t)strtoull(env, NULL, 10) << 20;
-	cow_jemalloc_thp = thp == NULL || strcmp(thp, "0") != 0;
-	cow__allocator_init(&cow_jemalloc_allocator, &cow_jemalloc_ops, NULL,
+	jemalloc_thp = thp == NULL || strcmp(thp, "0") != 0;
+	cow__allocator_init(&jemalloc_allocator, &jemalloc_ops, NULL,
 	    "jemalloc", true, cow__budget_default_limit(),
 	    COW__BUDGET_SLOT_JEMALLOC);
-	cow_jemalloc_allocator.trim = cow_jemalloc_trim;
-	cow_jemalloc_allocator.set_retain_limit =
-	    cow_jemalloc_set_retain_limit;
-	cow_jemalloc_allocator.retained_bytes = cow_jemalloc_retained;
-	cow_jemalloc_allocator.retain_limit = cow_jemalloc_get_retain_limit;
+	jemalloc_allocator.trim = jemalloc_trim;
+	jemalloc_allocator.set_retain_limit =
+	    jemalloc_set_retain_limit;
+	jemalloc_allocator.retained_bytes = jemalloc_retained;
+	jemalloc_allocator.retain_limit = jemalloc_get_retain_limit;
 	/* Its small blocks are rounded to multiples of 64, the cache's size
 	 * classes, so a cached block can be freed with its class size. */
-	cow__cache_init(&cow_jemalloc_allocator);
-	cow_jemalloc_allocator.cache_ok = true;
-	cow_jemalloc_ready = true;
+	cow__cache_init(&jemalloc_allocator);
+	jemalloc_allocator.cache_ok = true;
+	jemalloc_ready = true;
 }
 
 cow_allocator_t *
 cow__jemalloc_get(void)
 {
-	pthread_once(&cow_jemalloc_once, cow_jemalloc_init);
-	return cow_jemalloc_ready ? &cow_jemalloc_allocator : NULL;
+	pthread_once(&jemalloc_once, jemalloc_init);
+	return jemalloc_ready ? &jemalloc_allocator : NULL;
 }
 
 cow_status_t
@@ -323,7 +323,7 @@ cow_allocator_jemalloc(cow_allocator_t **out)
 {
 	cow_allocator_t *a;
 
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	if ((a = cow__jemalloc_get()) == NULL)
 		return cow__error(COW_ENOMEM, __func__,
 		    "mallctl(\"arenas.create\") failed");
@@ -342,7 +342,7 @@ cow__jemalloc_get(void)
 cow_status_t
 cow_allocator_jemalloc(cow_allocator_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	return cow__error(COW_ENOTSUP, __func__,
 	    "this build of cowstore has no jemalloc (sanitizer, fuzz or "
 	    "COW_WITH_JEMALLOC=OFF build)");

@@ -2,7 +2,7 @@
  * system.c - the system allocator (the C library's malloc) and the choice of
  * the default allocator.
  *
- * Small blocks come from posix_memalign. Blocks of COW_SYSTEM_LARGE bytes
+ * Small blocks come from posix_memalign. Blocks of SYSTEM_LARGE bytes
  * and more come from malloc or calloc with room to align them, the start of
  * the C library's block stored just below the aligned pointer: calloc knows
  * when its memory is fresh from the kernel (glibc serves such sizes with
@@ -18,18 +18,18 @@
 #include "alloc/allocator.h"
 
 /* glibc's default mmap threshold: calloc skips the zeroing from here on. */
-#define COW_SYSTEM_LARGE ((size_t)128 << 10)
+#define SYSTEM_LARGE ((size_t)128 << 10)
 
 static bool
-cow_system_is_large(size_t nbytes)
+system_is_large(size_t nbytes)
 {
-	return nbytes >= COW_SYSTEM_LARGE;
+	return nbytes >= SYSTEM_LARGE;
 }
 
 /* A large block: @nbytes aligned to @alignment (a power of two >= 16)
  * inside a C library block whose start is stored just below it. */
 static void *
-cow_system_large(size_t nbytes, size_t alignment, bool zeroed)
+system_large(size_t nbytes, size_t alignment, bool zeroed)
 {
 	uintptr_t base, aligned;
 	void *p;
@@ -49,38 +49,38 @@ cow_system_large(size_t nbytes, size_t alignment, bool zeroed)
 }
 
 static void *
-cow_system_alloc(void *state, size_t nbytes, size_t alignment)
+system_alloc(void *state, size_t nbytes, size_t alignment)
 {
 	void *p = NULL;
 
 	(void)state;
-	if (cow_system_is_large(nbytes))
-		return cow_system_large(nbytes, alignment, false);
+	if (system_is_large(nbytes))
+		return system_large(nbytes, alignment, false);
 	if (posix_memalign(&p, alignment, nbytes) != 0)
 		return NULL;
 	return p;
 }
 
 static void *
-cow_system_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
+system_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
 {
 	void *p;
 
-	if (cow_system_is_large(nbytes))
-		return cow_system_large(nbytes, alignment, true);
-	if ((p = cow_system_alloc(state, nbytes, alignment)) != NULL)
+	if (system_is_large(nbytes))
+		return system_large(nbytes, alignment, true);
+	if ((p = system_alloc(state, nbytes, alignment)) != NULL)
 		memset(p, 0, nbytes);
 	return p;
 }
 
 static void
-cow_system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
+system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 {
 	void *base;
 
 	(void)state;
 	(void)alignment;
-	if (cow_system_is_large(nbytes)) {
+	if (system_is_large(nbytes)) {
 		memcpy(&base, (char *)ptr - sizeof base, sizeof base);
 		free(base);
 		return;
@@ -88,37 +88,37 @@ cow_system_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 	free(ptr);
 }
 
-static const cow_allocator_ops_t cow_system_ops = {
-	.alloc = cow_system_alloc,
-	.free = cow_system_free,
-	.alloc_zeroed = cow_system_alloc_zeroed,
+static const cow_allocator_ops_t system_ops = {
+	.alloc = system_alloc,
+	.free = system_free,
+	.alloc_zeroed = system_alloc_zeroed,
 };
 
 static cow_status_t
-cow_system_trim(cow_allocator_t *self)
+system_trim(cow_allocator_t *self)
 {
 	(void)self;
 	malloc_trim(0);
 	return COW_OK;
 }
 
-static cow_allocator_t cow_system_allocator;
-static pthread_once_t cow_system_once = PTHREAD_ONCE_INIT;
+static cow_allocator_t system_allocator;
+static pthread_once_t system_once = PTHREAD_ONCE_INIT;
 
 static void
-cow_system_init(void)
+system_init(void)
 {
-	cow__allocator_init(&cow_system_allocator, &cow_system_ops, NULL,
+	cow__allocator_init(&system_allocator, &system_ops, NULL,
 	    "system", true, cow__budget_default_limit(),
 	    COW__BUDGET_SLOT_SYSTEM);
-	cow_system_allocator.trim = cow_system_trim;
+	system_allocator.trim = system_trim;
 }
 
 cow_allocator_t *
 cow_allocator_system(void)
 {
-	pthread_once(&cow_system_once, cow_system_init);
-	return &cow_system_allocator;
+	pthread_once(&system_once, system_init);
+	return &system_allocator;
 }
 
 cow_allocator_t *

@@ -14,7 +14,6 @@
  * fuzz_tensor checks the values; this target checks the contract edges.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,22 +36,10 @@
 static int sentinel_object;
 #define SENTINEL ((cow_tensor_t *)(void *)&sentinel_object)
 
-static void fail(const struct api_tensor *s, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
-
-static void
-fail(const struct api_tensor *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_api: tensor call %zu (%s): ", s->call,
-	    s->func != NULL ? s->func : "?");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	abort();
-}
+/* A failed check (fuzz_input.h). */
+#define fail(x, ...)                                                        \
+	fuzz_fail("fuzz_api: tensor call", (x)->call, (x)->func,            \
+	    __VA_ARGS__)
 
 /* @st must be in @allowed; a failure names the function (@name, or
  * s->func) and leaves *out (when given) untouched. Returns st == COW_OK. */

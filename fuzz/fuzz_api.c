@@ -13,7 +13,6 @@
  * allocation.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,22 +59,10 @@ struct api {
 	const char *func;
 };
 
-static void fail(const struct api *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
-
-static void
-fail(const struct api *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_api: call %zu (%s): ", t->call,
-	    t->func != NULL ? t->func : "?");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	abort();
-}
+/* A failed check (fuzz_input.h). */
+#define fail(x, ...)                                                        \
+	fuzz_fail("fuzz_api: call", (x)->call, (x)->func,                   \
+	    __VA_ARGS__)
 
 static bool
 is_pow2(size_t x)

@@ -50,7 +50,6 @@
  * (see decode(); fuzz/make_seeds.sh writes seeds in this format).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,22 +125,10 @@ struct fz {
 	const char *what;
 };
 
-static void fail(const struct fz *z, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
-
-static void
-fail(const struct fz *z, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_functional: worlds disagree after op %zu (%s): ",
-	    z->op, z->what != NULL ? z->what : "?");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	abort();
-}
+/* A failed check (fuzz_input.h). */
+#define fail(x, ...)                                                        \
+	fuzz_fail("fuzz_functional: worlds disagree after op",              \
+	    (x)->op, (x)->what, __VA_ARGS__)
 
 
 /* ------------------------------------------------------------------ */

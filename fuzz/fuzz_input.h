@@ -5,8 +5,11 @@
 #ifndef COW_FUZZ_INPUT_H
 #define COW_FUZZ_INPUT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* libFuzzer's entry point; replay_main.c calls it without libFuzzer. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -50,6 +53,30 @@ fuzz_u64(struct fuzz_input *in)
 	for (int i = 0; i < 8; i++)
 		v |= (uint64_t)fuzz_u8(in) << (8 * i);
 	return v;
+}
+
+/*
+ * A failed check: print "<what> <index> (<name>): <message>" to stderr and
+ * abort, so libFuzzer (or the replay) reports the input. @what names the
+ * fuzzer and the kind of finding ("fuzz_tensor: model mismatch after op"),
+ * @index and @name the operation or call it happened in.
+ */
+static inline void fuzz_fail(const char *what, size_t index, const char *name,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5), noreturn));
+
+static inline void
+fuzz_fail(const char *what, size_t index, const char *name, const char *fmt,
+    ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s %zu (%s): ", what, index,
+	    name != NULL ? name : "?");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	abort();
 }
 
 #endif

@@ -12,7 +12,6 @@
  * followed by its argument bytes. A finding aborts with a message that
  * names the operation.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,22 +63,10 @@ struct harness {
 	const char *op_name;
 };
 
-static void fail(const struct harness *t, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
-
-static void
-fail(const struct harness *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_storage: model mismatch after op %zu (%s): ",
-	    t->op, t->op_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	abort();
-}
+/* A failed check (fuzz_input.h). */
+#define fail(x, ...)                                                        \
+	fuzz_fail("fuzz_storage: model mismatch after op",                  \
+	    (x)->op, (x)->op_name, __VA_ARGS__)
 
 static cow_alloc_stats_t
 alloc_stats(const struct harness *t, const cow_allocator_t *a)

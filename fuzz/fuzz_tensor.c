@@ -23,7 +23,6 @@
  * call may return COW_ENOMEM but must then change nothing and leak nothing.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +41,7 @@
 
 __extension__ typedef __int128 i128;
 
-#define S(st) (1u << -(st))
+#define S(st) TM_S(st)
 #define S_OK S(COW_OK)
 
 struct fz {
@@ -60,22 +59,10 @@ struct fz {
 static int sentinel_object;
 #define SENTINEL ((cow_tensor_t *)(void *)&sentinel_object)
 
-static void fail(const struct fz *z, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3), noreturn));
-
-static void
-fail(const struct fz *z, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "fuzz_tensor: model mismatch after op %zu (%s): ",
-	    z->op, z->func != NULL ? z->func : "?");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	abort();
-}
+/* A failed check (fuzz_input.h). */
+#define fail(x, ...)                                                        \
+	fuzz_fail("fuzz_tensor: model mismatch after op",                   \
+	    (x)->op, (x)->func, __VA_ARGS__)
 
 
 /* ------------------------------------------------------------------ */
@@ -175,15 +162,6 @@ pick_int(struct fuzz_input *in)
 /* ------------------------------------------------------------------ */
 /* Checking.                                                            */
 
-static void
-unravel(const struct tm_layout *l, int64_t k, int64_t *idx)
-{
-	for (int d = l->ndim - 1; d >= 0; d--) {
-		idx[d] = k % l->sizes[d];
-		k /= l->sizes[d];
-	}
-}
-
 static tm_value_t
 lib_get(const struct fz *z, int slot, int64_t k)
 {
@@ -192,7 +170,7 @@ lib_get(const struct fz *z, int slot, int64_t k)
 	tm_value_t v = {0, 0.0};
 	cow_status_t st;
 
-	unravel(l, k, idx);
+	tm_unravel(l, k, idx);
 	if (tm_is_float(tm_dtype(&z->m, slot)))
 		st = cow_tensor_get_f64(z->h[slot], l->ndim > 0 ? idx : NULL,
 		    &v.f);
@@ -216,7 +194,7 @@ mem_get(const struct fz *z, int slot, int64_t k)
 	int64_t idx[TM_MAX_NDIM], e = 0;
 	tm_value_t v = {0, 0.0};
 
-	unravel(l, k, idx);
+	tm_unravel(l, k, idx);
 	for (int d = 0; d < l->ndim; d++)
 		e += idx[d] * l->strides[d];
 	p += e * tm_dtype_size(dtype);
@@ -375,114 +353,6 @@ judge(const struct fz *z, cow_status_t st, unsigned allowed,
 }
 
 /* ------------------------------------------------------------------ */
-/* Shapes.                                                              */
-
-/* Does the byte size of the non-zero (and non-negative) @sizes exceed the
- * storage maximum? *zero: some size is 0 (the tensor is empty anyway). */
-static bool
-bytes_overflow(int ndim, const int64_t *sizes, int64_t esize, bool *zero)
-{
-	i128 n = 1;
-	bool over = false;
-
-	*zero = false;
-	for (int d = 0; d < ndim; d++) {
-		if (sizes[d] == 0)
-			*zero = true;
-		else if (!over && sizes[d] > 0) {
-			n *= sizes[d];
-			if (n * esize > (i128)PTRDIFF_MAX)
-				over = true;
-		}
-	}
-	return over;
-}
-
-static bool
-same_shape(const struct tm_layout *a, const struct tm_layout *b)
-{
-	if (a->ndim != b->ndim)
-		return false;
-	for (int d = 0; d < a->ndim; d++)
-		if (a->sizes[d] != b->sizes[d])
-			return false;
-	return true;
-}
-
-/* Broadcast two shapes (aligned at the last dimension). */
-static bool
-broadcast(const struct tm_layout *a, const struct tm_layout *b,
-    struct tm_layout *out)
-{
-	int n = a->ndim > b->ndim ? a->ndim : b->ndim;
-
-	memset(out, 0, sizeof *out);
-	out->ndim = n;
-	for (int d = 0; d < n; d++) {
-		int da = d - (n - a->ndim), db = d - (n - b->ndim);
-		int64_t sa = da >= 0 ? a->sizes[da] : 1;
-		int64_t sb = db >= 0 ? b->sizes[db] : 1;
-
-		if (sa != sb && sa != 1 && sb != 1)
-			return false;
-		out->sizes[d] = sa == 1 ? sb : sa;
-	}
-	tm_contiguous_strides(out);
-	return true;
-}
-
-/* Element @k (row-major over @shape) of slot @src broadcast to @shape. */
-static tm_value_t
-get_broadcast(const struct fz *z, int src, const struct tm_layout *shape,
-    int64_t k)
-{
-	const struct tm_layout *l = &z->m.t[src].l;
-	int64_t idx[TM_MAX_NDIM], j = 0;
-
-	unravel(shape, k, idx);
-	for (int d = 0; d < l->ndim; d++) {
-		int64_t i = idx[d + shape->ndim - l->ndim];
-
-		j = j * l->sizes[d] + (l->sizes[d] == 1 ? 0 : i);
-	}
-	return tm_get(&z->m, src, j);
-}
-
-/*
- * View rule of the reference: @l's elements in row-major order, laid out
- * with @sizes, must sit at offset + sum(index * stride) for some
- * non-negative strides. Fills @out on success.
- */
-static bool
-affine_view(const struct tm_layout *l, int ndim, const int64_t *sizes,
-    struct tm_layout *out)
-{
-	int64_t n = tm_numel(l), base, unit = 1;
-
-	memset(out, 0, sizeof *out);
-	out->ndim = ndim;
-	memcpy(out->sizes, sizes, (size_t)ndim * sizeof *sizes);
-	tm_contiguous_strides(out);
-	out->offset = l->offset;
-	if (n == 0)
-		return true;
-	base = tm_pos(l, 0);
-	out->offset = base;
-	for (int d = ndim - 1; d >= 0; d--) {
-		if (sizes[d] > 1) {
-			out->strides[d] = tm_pos(l, unit) - base;
-			if (out->strides[d] < 0)
-				return false;
-		}
-		unit *= sizes[d];
-	}
-	for (int64_t k = 0; k < n; k++)
-		if (tm_pos(out, k) != tm_pos(l, k))
-			return false;
-	return true;
-}
-
-/* ------------------------------------------------------------------ */
 /* Operations.                                                          */
 
 /* Put a successful result into @slot (and drop a huge one after checking
@@ -558,7 +428,8 @@ op_create(struct fz *z, struct fuzz_input *in, int kind)
 			if (sizes[d] < 0)
 				errors |= S(COW_EINVAL);
 		/* With another error too, either may be reported. */
-		if (bytes_overflow(ndim, sizes, tm_dtype_size(dtype), &zero)) {
+		if (tm_bytes_overflow(ndim, sizes, tm_dtype_size(dtype),
+		    &zero)) {
 			if (errors != 0)
 				errors |= S(COW_EOVERFLOW);
 			else /* no elements: may be accepted */
@@ -695,7 +566,7 @@ op_arange(struct fz *z, struct fuzz_input *in)
 		errors |= S(COW_EINVAL);
 	if (n < 0)
 		errors |= S(COW_EINVAL);
-	if (bytes_overflow(1, &n, tm_dtype_size(dtype), &zero))
+	if (tm_bytes_overflow(1, &n, tm_dtype_size(dtype), &zero))
 		errors |= S(COW_EOVERFLOW);
 	if (errors == 0 && n * tm_dtype_size(dtype) > (int64_t)CAP_BYTES)
 		errors |= S(COW_ENOMEM);
@@ -717,394 +588,438 @@ enum view_kind {
 	V_SQUEEZE, V_SQUEEZE_ALL, V_EXPAND, V_DIAGONAL, V_AS_STRIDED, V_KINDS
 };
 
-static void
-remove_dim(struct tm_layout *l, int d)
+
+/*
+ * A view call being checked: its source, the three arguments every kind
+ * decodes first, the statuses the reference allows (errors: one of them
+ * must come back; also_ok: success may also give these) and the result's
+ * layout it expects (starts as the source's).
+ */
+struct view_call {
+	struct fuzz_input *in;
+	int src;                  /* the source's slot */
+	cow_tensor_t *h;          /* its handle */
+	struct tm_layout l;       /* its layout */
+	struct tm_layout r;       /* the expected result's layout */
+	int64_t a, b, c;
+	unsigned errors, also_ok;
+	cow_tensor_t *t;          /* the result (SENTINEL until written) */
+};
+
+/* One view kind: decode its other arguments, state what the reference
+ * expects, make the call and return its status. */
+typedef cow_status_t (*view_fn)(struct fz *z, struct view_call *v);
+
+static cow_status_t
+view_select(struct fz *z, struct view_call *v)
 {
-	for (int i = d; i < l->ndim - 1; i++) {
-		l->sizes[i] = l->sizes[i + 1];
-		l->strides[i] = l->strides[i + 1];
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b;
+	int d0;
+
+	z->func = "cow_tensor_select";
+	d0 = (int)(a % 7) - 3;
+	if (!tm_wrap_dim(d0, nd, &d0) || b < -l->sizes[d0] ||
+	    b >= l->sizes[d0]) {
+		v->errors |= S(COW_ERANGE);
+	} else {
+		r->offset += (b < 0 ? b + l->sizes[d0] : b) *
+		    l->strides[d0];
+		tm_remove_dim(r, d0);
 	}
-	l->ndim--;
+	return cow_tensor_select(v->h, (int)(a % 7) - 3, b, &v->t);
 }
+
+static cow_status_t
+view_slice(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b, c = v->c;
+	int d0;
+	int64_t size;
+	int64_t step = c % 4 == 0 && c != 0 ? c : c % 4;
+	int64_t s, e;
+
+	z->func = "cow_tensor_slice";
+	d0 = (int)(a % 7) - 3;
+	if (step <= 0)
+		v->errors |= S(COW_EINVAL);
+	if (!tm_wrap_dim(d0, nd, &d0)) {
+		v->errors |= S(COW_ERANGE);
+	} else if (v->errors == 0) {
+		size = l->sizes[d0];
+		s = (int64_t)(int8_t)fuzz_u8(v->in) % 7;
+		e = pick_index(v->in);
+		b = s;
+		c = e;
+		s = s < 0 ? s + size : s;
+		s = s < 0 ? 0 : s > size ? size : s;
+		e = e < 0 ? (e < -size ? 0 : e + size) : e;
+		e = e > size ? size : e;
+		r->sizes[d0] = e > s ? (e - s - 1) / step + 1 : 0;
+		if (__builtin_mul_overflow(l->strides[d0], step,
+		    &r->strides[d0]))
+			v->also_ok |= S(COW_EOVERFLOW);
+		if (__builtin_mul_overflow(s, l->strides[d0], &e) ||
+		    __builtin_add_overflow(r->offset, e, &r->offset))
+			v->also_ok |= S(COW_EOVERFLOW);
+	}
+	return cow_tensor_slice(v->h, (int)(a % 7) - 3, b, c, step, &v->t);
+}
+
+static cow_status_t
+view_narrow(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b, c = v->c;
+	int d0;
+
+	z->func = "cow_tensor_narrow";
+	d0 = (int)(a % 7) - 3;
+	if (!tm_wrap_dim(d0, nd, &d0) || b < -l->sizes[d0] ||
+	    b > l->sizes[d0] || c < 0 ||
+	    c > l->sizes[d0] - (b < 0 ? b + l->sizes[d0] : b)) {
+		v->errors |= S(COW_ERANGE);
+	} else {
+		int64_t step;
+
+		r->sizes[d0] = c;
+		/* start == size of a dimension of size 1 may
+		 * move a huge stride (no element is reached). */
+		if (__builtin_mul_overflow(b < 0 ? b + l->sizes[d0] :
+		    b, l->strides[d0], &step) ||
+		    __builtin_add_overflow(r->offset, step, &r->offset))
+			v->also_ok |= S(COW_EOVERFLOW);
+	}
+	return cow_tensor_narrow(v->h, (int)(a % 7) - 3, b, c, &v->t);
+}
+
+static cow_status_t
+view_transpose(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b;
+	int d0, d1;
+
+	z->func = "cow_tensor_transpose";
+	d0 = (int)(a % 7) - 3;
+	d1 = (int)(b % 7) - 3;
+	if (!tm_wrap_dim(d0, nd, &d0) || !tm_wrap_dim(d1, nd, &d1)) {
+		v->errors |= S(COW_ERANGE);
+	} else {
+		r->sizes[d0] = l->sizes[d1];
+		r->strides[d0] = l->strides[d1];
+		r->sizes[d1] = l->sizes[d0];
+		r->strides[d1] = l->strides[d0];
+	}
+	return cow_tensor_transpose(v->h, (int)(a % 7) - 3,
+	    (int)(b % 7) - 3, &v->t);
+}
+
+static cow_status_t
+view_permute(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b, c = v->c;
+	int dims[ARGS];
+	int n = (a & 7) == 7 ? nd + 1 : nd;
+	bool seen[ARGS] = {false};
+
+	z->func = "cow_tensor_permute";
+	/* Mostly a permutation: rotate by b, swap by c. */
+	for (int i = 0; i < ARGS; i++)
+		dims[i] = nd > 0 ? (int)((i + b % 5 + 5) % nd) : 0;
+	if (nd > 1 && (c & 1))
+		dims[0] = dims[1];
+	if (nd > 0 && (c & 2))
+		dims[nd - 1] -= nd;
+	if (nd > 0 && (c & 4))
+		dims[0] = pick_dim(v->in);
+	if (n != nd)
+		v->errors |= S(COW_ESHAPE) | S(COW_ERANGE);
+	for (int i = 0; i < n && i < TM_MAX_NDIM; i++) {
+		int w;
+
+		if (!tm_wrap_dim(dims[i], nd, &w)) {
+			v->errors |= S(COW_ERANGE);
+			continue;
+		}
+		if (seen[w])
+			v->errors |= S(COW_EINVAL);
+		seen[w] = true;
+		r->sizes[i] = l->sizes[w];
+		r->strides[i] = l->strides[w];
+	}
+	return cow_tensor_permute(v->h, n, dims, &v->t);
+}
+
+static cow_status_t
+view_unsqueeze(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	int nd = v->l.ndim;
+	int64_t a = v->a;
+	int d0;
+
+	z->func = "cow_tensor_unsqueeze";
+	d0 = (int)(a % 8) - 4;
+	if (d0 < -(nd + 1) || d0 > nd || nd + 1 > TM_MAX_NDIM) {
+		v->errors |= S(COW_ERANGE);
+	} else {
+		int p = d0 < 0 ? d0 + nd + 1 : d0;
+
+		for (int i = nd; i > p; i--) {
+			r->sizes[i] = r->sizes[i - 1];
+			r->strides[i] = r->strides[i - 1];
+		}
+		r->sizes[p] = 1;
+		r->strides[p] = 0; /* not compared (size 1) */
+		r->ndim++;
+	}
+	return cow_tensor_unsqueeze(v->h, (int)(a % 8) - 4, &v->t);
+}
+
+static cow_status_t
+view_squeeze(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a;
+	int d0;
+
+	z->func = "cow_tensor_squeeze";
+	d0 = (int)(a % 7) - 3;
+	if (!tm_wrap_dim(d0, nd, &d0))
+		v->errors |= S(COW_ERANGE);
+	else if (l->sizes[d0] == 1)
+		tm_remove_dim(r, d0);
+	return cow_tensor_squeeze(v->h, (int)(a % 7) - 3, &v->t);
+}
+
+static cow_status_t
+view_squeeze_all(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+
+	z->func = "cow_tensor_squeeze_all";
+	for (int i = r->ndim - 1; i >= 0; i--)
+		if (r->sizes[i] == 1)
+			tm_remove_dim(r, i);
+	return cow_tensor_squeeze_all(v->h, &v->t);
+}
+
+static cow_status_t
+view_expand(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b, c = v->c;
+	int64_t sizes[ARGS];
+	int n = nd + (int)(a & 3) - ((a & 4) ? 1 : 0), lead;
+	bool zero;
+
+	z->func = "cow_tensor_expand";
+	if ((a & 63) == 63)
+		n = TM_MAX_NDIM + 1;
+	for (int i = 0; i < ARGS; i++)
+		sizes[i] = pick_size(v->in);
+	lead = n - nd;
+	/* Mostly -1 or the same size on existing dimensions. */
+	for (int i = 0; i < nd && lead >= 0 && n <= TM_MAX_NDIM; i++)
+		if ((b >> (i % 8)) & 1)
+			sizes[lead + i] = (c & 1) ? -1 : l->sizes[i];
+	if (n < nd || n > TM_MAX_NDIM) {
+		v->errors |= S(COW_ERANGE);
+	} else {
+		r->ndim = n;
+		for (int i = 0; i < n; i++) {
+			int o = i - lead;
+
+			if (o < 0) {
+				if (sizes[i] < 0)
+					v->errors |= S(COW_EINVAL);
+				r->sizes[i] = sizes[i];
+				r->strides[i] = 0;
+			} else if (sizes[i] == -1 ||
+			    sizes[i] == l->sizes[o]) {
+				r->sizes[i] = l->sizes[o];
+				r->strides[i] = l->strides[o];
+			} else if (sizes[i] < -1) {
+				v->errors |= S(COW_EINVAL);
+			} else if (l->sizes[o] == 1) {
+				r->sizes[i] = sizes[i];
+				r->strides[i] = 0;
+			} else {
+				v->errors |= S(COW_ESHAPE);
+			}
+		}
+		/* The resolved shape (-1 replaced) when valid. */
+		if (tm_bytes_overflow(n, v->errors != 0 ? sizes : r->sizes, 1,
+		    &zero)) {
+			/* empty and huge, or with another error */
+			if (v->errors != 0)
+				v->errors |= S(COW_EOVERFLOW);
+			else
+				v->also_ok |= S(COW_EOVERFLOW);
+		}
+		if (v->errors == 0 && tm_numel(r) < 0)
+			v->errors |= S(COW_EOVERFLOW);
+		else if (v->errors == 0 && tm_numel(r) > 4096)
+			v->also_ok |= S(COW_EOVERFLOW); /* huge */
+	}
+	return cow_tensor_expand(v->h, n, sizes, &v->t);
+}
+
+static cow_status_t
+view_diagonal(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	const struct tm_layout *l = &v->l;
+	int nd = v->l.ndim;
+	int64_t a = v->a, b = v->b, c = v->c;
+	int d0, d1;
+	int64_t off = a, len, s1, s2;
+
+	z->func = "cow_tensor_diagonal";
+	d0 = (int)(b % 7) - 3;
+	d1 = (int)(c % 7) - 3;
+	if (!tm_wrap_dim(d0, nd, &d0) || !tm_wrap_dim(d1, nd, &d1)) {
+		v->errors |= S(COW_ERANGE);
+	} else if (d0 == d1) {
+		v->errors |= S(COW_EINVAL);
+	} else {
+		s1 = l->sizes[d0];
+		s2 = l->sizes[d1];
+		if (off >= 0)
+			len = off >= s2 ? 0 :
+			    s1 < s2 - off ? s1 : s2 - off;
+		else
+			len = off <= -s1 ? 0 :
+			    s1 + off < s2 ? s1 + off : s2;
+		if (len > 0 && __builtin_add_overflow(r->offset,
+		    off >= 0 ? off * l->strides[d1] :
+		    -off * l->strides[d0], &r->offset))
+			v->also_ok |= S(COW_EOVERFLOW);
+		r->ndim = 0;
+		for (int i = 0; i < nd; i++) {
+			if (i == d0 || i == d1)
+				continue;
+			r->sizes[r->ndim] = l->sizes[i];
+			r->strides[r->ndim++] = l->strides[i];
+		}
+		r->sizes[r->ndim] = len;
+		/* Only a diagonal of length <= 1 can have a
+		 * stride sum that overflows; it is not compared. */
+		if (__builtin_add_overflow(l->strides[d0],
+		    l->strides[d1], &r->strides[r->ndim]))
+			v->also_ok |= S(COW_EOVERFLOW);
+		r->ndim++;
+	}
+	return cow_tensor_diagonal(v->h, off, (int)(b % 7) - 3,
+	    (int)(c % 7) - 3, &v->t);
+}
+
+static cow_status_t
+view_as_strided(struct fz *z, struct view_call *v)
+{
+	struct tm_layout *r = &v->r;
+	int64_t a = v->a;
+	int64_t sizes[ARGS], strides[ARGS];
+	int n = pick_ndim(v->in);
+	int64_t esize = tm_dtype_size(tm_dtype(&z->m, v->src));
+	int64_t nbytes = z->m.b[z->m.t[v->src].base].n * esize;
+	int64_t off = a < 0 && a > -7 ? 0 : a;
+	i128 last;
+	bool zero = false, neg = false;
+
+	z->func = "cow_tensor_as_strided";
+	for (int i = 0; i < ARGS; i++) {
+		sizes[i] = pick_size(v->in);
+		strides[i] = pick_index(v->in);
+		if (strides[i] < 0 && strides[i] > -7)
+			strides[i] = -strides[i];
+	}
+	last = off;
+	if (n < 0 || n > TM_MAX_NDIM) {
+		v->errors |= S(COW_ERANGE);
+	} else {
+		if (off < 0)
+			neg = true;
+		for (int i = 0; i < n; i++) {
+			if (sizes[i] < 0 || strides[i] < 0)
+				neg = true;
+			else if (sizes[i] == 0)
+				zero = true;
+			else if (last < ((i128)1 << 120))
+				last += (i128)(sizes[i] - 1) *
+				    strides[i]; /* < 2^126 each */
+		}
+		if (last > ((i128)1 << 120))
+			last = (i128)1 << 120; /* no i128 overflow */
+		if (neg)
+			v->errors |= S(COW_EINVAL);
+		else if (zero)
+			v->also_ok |= S(COW_ERANGE) | S(COW_EOVERFLOW);
+		else if ((last + 1) * esize > nbytes)
+			v->errors |= S(COW_ERANGE) | S(COW_EOVERFLOW);
+		if (tm_bytes_overflow(n, sizes, esize, &zero)) {
+			if (zero && !neg)
+				v->also_ok |= S(COW_EOVERFLOW);
+			else
+				v->errors |= S(COW_EOVERFLOW) |
+				    S(COW_ERANGE);
+		}
+		r->ndim = n;
+		memcpy(r->sizes, sizes, sizeof r->sizes);
+		memcpy(r->strides, strides, sizeof r->strides);
+		r->offset = off;
+	}
+	return cow_tensor_as_strided(v->h, n, sizes, strides, off, &v->t);
+}
+
+static const view_fn view_fns[V_KINDS] = {
+	[V_SELECT] = view_select, [V_SLICE] = view_slice,
+	[V_NARROW] = view_narrow, [V_TRANSPOSE] = view_transpose,
+	[V_PERMUTE] = view_permute, [V_UNSQUEEZE] = view_unsqueeze,
+	[V_SQUEEZE] = view_squeeze, [V_SQUEEZE_ALL] = view_squeeze_all,
+	[V_EXPAND] = view_expand, [V_DIAGONAL] = view_diagonal,
+	[V_AS_STRIDED] = view_as_strided,
+};
 
 static void
 op_view_kind(struct fz *z, struct fuzz_input *in, enum view_kind kind)
 {
-	int src = tm_pick_live(&z->m, fuzz_u8(in)), slot, d0, d1, nd;
-	int64_t a = pick_index(in), b = pick_index(in), c = pick_index(in);
-	int dims[ARGS];
-	int64_t sizes[ARGS], strides[ARGS];
-	unsigned errors = 0, also_ok = 0;
-	struct tm_layout l, r;
-	cow_tensor_t *t = SENTINEL, *h;
-	cow_status_t st = COW_OK;
-	int64_t size;
+	struct view_call v = {.in = in, .t = SENTINEL};
+	cow_status_t st;
+	int slot;
 
-	if (src < 0 || (slot = tm_free_slot(&z->m)) < 0)
+	v.src = tm_pick_live(&z->m, fuzz_u8(in));
+	v.a = pick_index(in);
+	v.b = pick_index(in);
+	v.c = pick_index(in);
+	if (v.src < 0 || (slot = tm_free_slot(&z->m)) < 0)
 		return;
-	l = z->m.t[src].l;
-	r = l;
-	nd = l.ndim;
-	h = z->h[src];
-	switch (kind) {
-	case V_SELECT:
-		z->func = "cow_tensor_select";
-		d0 = (int)(a % 7) - 3;
-		if (!tm_wrap_dim(d0, nd, &d0) || b < -l.sizes[d0] ||
-		    b >= l.sizes[d0]) {
-			errors |= S(COW_ERANGE);
-		} else {
-			r.offset += (b < 0 ? b + l.sizes[d0] : b) *
-			    l.strides[d0];
-			remove_dim(&r, d0);
-		}
-		st = cow_tensor_select(h, (int)(a % 7) - 3, b, &t);
-		break;
-	case V_SLICE: {
-		int64_t step = c % 4 == 0 && c != 0 ? c : c % 4;
-		int64_t s, e;
-
-		z->func = "cow_tensor_slice";
-		d0 = (int)(a % 7) - 3;
-		if (step <= 0)
-			errors |= S(COW_EINVAL);
-		if (!tm_wrap_dim(d0, nd, &d0)) {
-			errors |= S(COW_ERANGE);
-		} else if (errors == 0) {
-			size = l.sizes[d0];
-			s = (int64_t)(int8_t)fuzz_u8(in) % 7;
-			e = pick_index(in);
-			b = s;
-			c = e;
-			s = s < 0 ? s + size : s;
-			s = s < 0 ? 0 : s > size ? size : s;
-			e = e < 0 ? (e < -size ? 0 : e + size) : e;
-			e = e > size ? size : e;
-			r.sizes[d0] = e > s ? (e - s - 1) / step + 1 : 0;
-			if (__builtin_mul_overflow(l.strides[d0], step,
-			    &r.strides[d0]))
-				also_ok |= S(COW_EOVERFLOW);
-			if (__builtin_mul_overflow(s, l.strides[d0], &e) ||
-			    __builtin_add_overflow(r.offset, e, &r.offset))
-				also_ok |= S(COW_EOVERFLOW);
-		}
-		st = cow_tensor_slice(h, (int)(a % 7) - 3, b, c, step, &t);
-		break;
-	}
-	case V_NARROW:
-		z->func = "cow_tensor_narrow";
-		d0 = (int)(a % 7) - 3;
-		if (!tm_wrap_dim(d0, nd, &d0) || b < -l.sizes[d0] ||
-		    b > l.sizes[d0] || c < 0 ||
-		    c > l.sizes[d0] - (b < 0 ? b + l.sizes[d0] : b)) {
-			errors |= S(COW_ERANGE);
-		} else {
-			int64_t step;
-
-			r.sizes[d0] = c;
-			/* start == size of a dimension of size 1 may
-			 * move a huge stride (no element is reached). */
-			if (__builtin_mul_overflow(b < 0 ? b + l.sizes[d0] :
-			    b, l.strides[d0], &step) ||
-			    __builtin_add_overflow(r.offset, step, &r.offset))
-				also_ok |= S(COW_EOVERFLOW);
-		}
-		st = cow_tensor_narrow(h, (int)(a % 7) - 3, b, c, &t);
-		break;
-	case V_TRANSPOSE:
-		z->func = "cow_tensor_transpose";
-		d0 = (int)(a % 7) - 3;
-		d1 = (int)(b % 7) - 3;
-		if (!tm_wrap_dim(d0, nd, &d0) || !tm_wrap_dim(d1, nd, &d1)) {
-			errors |= S(COW_ERANGE);
-		} else {
-			r.sizes[d0] = l.sizes[d1];
-			r.strides[d0] = l.strides[d1];
-			r.sizes[d1] = l.sizes[d0];
-			r.strides[d1] = l.strides[d0];
-		}
-		st = cow_tensor_transpose(h, (int)(a % 7) - 3,
-		    (int)(b % 7) - 3, &t);
-		break;
-	case V_PERMUTE: {
-		int n = (a & 7) == 7 ? nd + 1 : nd;
-		bool seen[ARGS] = {false};
-
-		z->func = "cow_tensor_permute";
-		/* Mostly a permutation: rotate by b, swap by c. */
-		for (int i = 0; i < ARGS; i++)
-			dims[i] = nd > 0 ? (int)((i + b % 5 + 5) % nd) : 0;
-		if (nd > 1 && (c & 1))
-			dims[0] = dims[1];
-		if (nd > 0 && (c & 2))
-			dims[nd - 1] -= nd;
-		if (nd > 0 && (c & 4))
-			dims[0] = pick_dim(in);
-		if (n != nd)
-			errors |= S(COW_ESHAPE) | S(COW_ERANGE);
-		for (int i = 0; i < n && i < TM_MAX_NDIM; i++) {
-			int w;
-
-			if (!tm_wrap_dim(dims[i], nd, &w)) {
-				errors |= S(COW_ERANGE);
-				continue;
-			}
-			if (seen[w])
-				errors |= S(COW_EINVAL);
-			seen[w] = true;
-			r.sizes[i] = l.sizes[w];
-			r.strides[i] = l.strides[w];
-		}
-		st = cow_tensor_permute(h, n, dims, &t);
-		break;
-	}
-	case V_UNSQUEEZE:
-		z->func = "cow_tensor_unsqueeze";
-		d0 = (int)(a % 8) - 4;
-		if (d0 < -(nd + 1) || d0 > nd || nd + 1 > TM_MAX_NDIM) {
-			errors |= S(COW_ERANGE);
-		} else {
-			int p = d0 < 0 ? d0 + nd + 1 : d0;
-
-			for (int i = nd; i > p; i--) {
-				r.sizes[i] = r.sizes[i - 1];
-				r.strides[i] = r.strides[i - 1];
-			}
-			r.sizes[p] = 1;
-			r.strides[p] = 0; /* not compared (size 1) */
-			r.ndim++;
-		}
-		st = cow_tensor_unsqueeze(h, (int)(a % 8) - 4, &t);
-		break;
-	case V_SQUEEZE:
-		z->func = "cow_tensor_squeeze";
-		d0 = (int)(a % 7) - 3;
-		if (!tm_wrap_dim(d0, nd, &d0))
-			errors |= S(COW_ERANGE);
-		else if (l.sizes[d0] == 1)
-			remove_dim(&r, d0);
-		st = cow_tensor_squeeze(h, (int)(a % 7) - 3, &t);
-		break;
-	case V_SQUEEZE_ALL:
-		z->func = "cow_tensor_squeeze_all";
-		for (int i = r.ndim - 1; i >= 0; i--)
-			if (r.sizes[i] == 1)
-				remove_dim(&r, i);
-		st = cow_tensor_squeeze_all(h, &t);
-		break;
-	case V_EXPAND: {
-		int n = nd + (int)(a & 3) - ((a & 4) ? 1 : 0), lead;
-		bool zero;
-
-		z->func = "cow_tensor_expand";
-		if ((a & 63) == 63)
-			n = TM_MAX_NDIM + 1;
-		for (int i = 0; i < ARGS; i++)
-			sizes[i] = pick_size(in);
-		lead = n - nd;
-		/* Mostly -1 or the same size on existing dimensions. */
-		for (int i = 0; i < nd && lead >= 0 && n <= TM_MAX_NDIM; i++)
-			if ((b >> (i % 8)) & 1)
-				sizes[lead + i] = (c & 1) ? -1 : l.sizes[i];
-		if (n < nd || n > TM_MAX_NDIM) {
-			errors |= S(COW_ERANGE);
-		} else {
-			r.ndim = n;
-			for (int i = 0; i < n; i++) {
-				int o = i - lead;
-
-				if (o < 0) {
-					if (sizes[i] < 0)
-						errors |= S(COW_EINVAL);
-					r.sizes[i] = sizes[i];
-					r.strides[i] = 0;
-				} else if (sizes[i] == -1 ||
-				    sizes[i] == l.sizes[o]) {
-					r.sizes[i] = l.sizes[o];
-					r.strides[i] = l.strides[o];
-				} else if (sizes[i] < -1) {
-					errors |= S(COW_EINVAL);
-				} else if (l.sizes[o] == 1) {
-					r.sizes[i] = sizes[i];
-					r.strides[i] = 0;
-				} else {
-					errors |= S(COW_ESHAPE);
-				}
-			}
-			/* The resolved shape (-1 replaced) when valid. */
-			if (bytes_overflow(n, errors != 0 ? sizes : r.sizes, 1,
-			    &zero)) {
-				/* empty and huge, or with another error */
-				if (errors != 0)
-					errors |= S(COW_EOVERFLOW);
-				else
-					also_ok |= S(COW_EOVERFLOW);
-			}
-			if (errors == 0 && tm_numel(&r) < 0)
-				errors |= S(COW_EOVERFLOW);
-			else if (errors == 0 && tm_numel(&r) > 4096)
-				also_ok |= S(COW_EOVERFLOW); /* huge */
-		}
-		st = cow_tensor_expand(h, n, sizes, &t);
-		break;
-	}
-	case V_DIAGONAL: {
-		int64_t off = a, len, s1, s2;
-
-		z->func = "cow_tensor_diagonal";
-		d0 = (int)(b % 7) - 3;
-		d1 = (int)(c % 7) - 3;
-		if (!tm_wrap_dim(d0, nd, &d0) || !tm_wrap_dim(d1, nd, &d1)) {
-			errors |= S(COW_ERANGE);
-		} else if (d0 == d1) {
-			errors |= S(COW_EINVAL);
-		} else {
-			s1 = l.sizes[d0];
-			s2 = l.sizes[d1];
-			if (off >= 0)
-				len = off >= s2 ? 0 :
-				    s1 < s2 - off ? s1 : s2 - off;
-			else
-				len = off <= -s1 ? 0 :
-				    s1 + off < s2 ? s1 + off : s2;
-			if (len > 0 && __builtin_add_overflow(r.offset,
-			    off >= 0 ? off * l.strides[d1] :
-			    -off * l.strides[d0], &r.offset))
-				also_ok |= S(COW_EOVERFLOW);
-			r.ndim = 0;
-			for (int i = 0; i < nd; i++) {
-				if (i == d0 || i == d1)
-					continue;
-				r.sizes[r.ndim] = l.sizes[i];
-				r.strides[r.ndim++] = l.strides[i];
-			}
-			r.sizes[r.ndim] = len;
-			/* Only a diagonal of length <= 1 can have a
-			 * stride sum that overflows; it is not compared. */
-			if (__builtin_add_overflow(l.strides[d0],
-			    l.strides[d1], &r.strides[r.ndim]))
-				also_ok |= S(COW_EOVERFLOW);
-			r.ndim++;
-		}
-		st = cow_tensor_diagonal(h, off, (int)(b % 7) - 3,
-		    (int)(c % 7) - 3, &t);
-		break;
-	}
-	default: { /* V_AS_STRIDED */
-		int n = pick_ndim(in);
-		int64_t esize = tm_dtype_size(tm_dtype(&z->m, src));
-		int64_t nbytes = z->m.b[z->m.t[src].base].n * esize;
-		int64_t off = a < 0 && a > -7 ? 0 : a;
-		i128 last;
-		bool zero = false, neg = false;
-
-		z->func = "cow_tensor_as_strided";
-		for (int i = 0; i < ARGS; i++) {
-			sizes[i] = pick_size(in);
-			strides[i] = pick_index(in);
-			if (strides[i] < 0 && strides[i] > -7)
-				strides[i] = -strides[i];
-		}
-		last = off;
-		if (n < 0 || n > TM_MAX_NDIM) {
-			errors |= S(COW_ERANGE);
-		} else {
-			if (off < 0)
-				neg = true;
-			for (int i = 0; i < n; i++) {
-				if (sizes[i] < 0 || strides[i] < 0)
-					neg = true;
-				else if (sizes[i] == 0)
-					zero = true;
-				else if (last < ((i128)1 << 120))
-					last += (i128)(sizes[i] - 1) *
-					    strides[i]; /* < 2^126 each */
-			}
-			if (last > ((i128)1 << 120))
-				last = (i128)1 << 120; /* no i128 overflow */
-			if (neg)
-				errors |= S(COW_EINVAL);
-			else if (zero)
-				also_ok |= S(COW_ERANGE) | S(COW_EOVERFLOW);
-			else if ((last + 1) * esize > nbytes)
-				errors |= S(COW_ERANGE) | S(COW_EOVERFLOW);
-			if (bytes_overflow(n, sizes, esize, &zero)) {
-				if (zero && !neg)
-					also_ok |= S(COW_EOVERFLOW);
-				else
-					errors |= S(COW_EOVERFLOW) |
-					    S(COW_ERANGE);
-			}
-			r.ndim = n;
-			memcpy(r.sizes, sizes, sizeof r.sizes);
-			memcpy(r.strides, strides, sizeof r.strides);
-			r.offset = off;
-		}
-		st = cow_tensor_as_strided(h, n, sizes, strides, off, &t);
-		break;
-	}
-	}
-	if (!judge(z, st, errors != 0 ? errors : S_OK | also_ok, &t))
+	v.l = z->m.t[v.src].l;
+	v.r = v.l;
+	v.h = z->h[v.src];
+	st = view_fns[kind](z, &v);
+	if (!judge(z, st, v.errors != 0 ? v.errors : S_OK | v.also_ok, &v.t))
 		return;
-	if (cow_tensor_storage(t) != cow_tensor_storage(h))
+	if (cow_tensor_storage(v.t) != cow_tensor_storage(v.h))
 		fail(z, "a view is on another storage");
-	place(z, slot, t, z->m.t[src].base, &r);
-}
-
-/* View shapes: one entry may be -1. Returns the allowed errors; fills
- * @shape with the inferred sizes when there are none. */
-static unsigned
-view_shape(const struct tm_layout *l, int ndim, const int64_t *sizes,
-    int64_t *shape, bool *ambiguous, unsigned *also_ok)
-{
-	int infer = -1;
-	i128 p = 1;
-	int64_t n = tm_numel(l);
-	bool zero, bad = false, empty = false;
-
-	*ambiguous = false;
-	*also_ok = 0;
-	if (ndim >= 0 && ndim <= TM_MAX_NDIM &&
-	    bytes_overflow(ndim, sizes, 1, &zero))
-		*also_ok = S(COW_EOVERFLOW); /* e.g. [0, 2^62, 4] */
-	if (ndim < 0 || ndim > TM_MAX_NDIM)
-		return S(COW_ERANGE);
-	for (int d = 0; d < ndim; d++) {
-		shape[d] = sizes[d];
-		if (sizes[d] == -1) {
-			if (infer >= 0)
-				bad = true;
-			infer = d;
-		} else if (sizes[d] < 0) {
-			bad = true;
-		} else if (p <= (i128)INT64_MAX) {
-			p *= sizes[d];
-		}
-		empty = empty || sizes[d] == 0;
-	}
-	/* A 0 among the given sizes makes their product 0, whatever the
-	 * others are (however large, in whatever order). */
-	if (empty)
-		p = 0;
-	if (bad) {
-		/* A bad size; the other sizes may be wrong as well, and
-		 * the library may see that first. */
-		return S(COW_EINVAL) | *also_ok | (p != n ? S(COW_ESHAPE) : 0);
-	}
-	if (infer >= 0) {
-		if (p == 0) {
-			*ambiguous = true;
-			return S(COW_EINVAL) | S(COW_ESHAPE);
-		}
-		if (p > (i128)INT64_MAX || n % (int64_t)p != 0)
-			return S(COW_ESHAPE) | S(COW_EOVERFLOW);
-		shape[infer] = n / (int64_t)p;
-		return 0;
-	}
-	if (p != n)
-		return S(COW_ESHAPE) | (p > (i128)INT64_MAX ?
-		    S(COW_EOVERFLOW) : 0);
-	return 0;
+	place(z, slot, v.t, z->m.t[v.src].base, &v.r);
 }
 
 static void
@@ -1143,8 +1058,8 @@ op_view_or_reshape(struct fz *z, struct fuzz_input *in, bool reshape)
 		}
 		sizes[0] = (how & 8) ? -1 : rest;
 	}
-	errors = view_shape(&l, ndim, sizes, shape, &ambiguous, &also_ok);
-	viewable = errors == 0 && affine_view(&l, ndim, shape, &r);
+	errors = tm_view_shape(&l, ndim, sizes, shape, &ambiguous, &also_ok);
+	viewable = errors == 0 && tm_affine_view(&l, ndim, shape, &r);
 	if (!reshape) {
 		z->func = "cow_tensor_view";
 		if (errors == 0 && !viewable)
@@ -1185,7 +1100,7 @@ op_view_or_reshape(struct fz *z, struct fuzz_input *in, bool reshape)
 		memcpy(shape, cow_tensor_sizes(t),
 		    (size_t)ndim * sizeof *shape);
 		errors = 0;
-		viewable = affine_view(&l, ndim, shape, &r);
+		viewable = tm_affine_view(&l, ndim, shape, &r);
 	}
 	if (!judge(z, st, errors != 0 ? errors : S_OK | also_ok, &t))
 		return;
@@ -1303,8 +1218,8 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 	if (kind >= 3) {
 		if (kind < 5 && sdtype != dtype)
 			errors |= S(COW_EDTYPE);
-		if (!broadcast(&l, &z->m.t[src].l, &bshape) ||
-		    !same_shape(&bshape, &l))
+		if (!tm_broadcast(&l, &z->m.t[src].l, &bshape) ||
+		    !tm_same_shape(&bshape, &l))
 			errors |= S(COW_ESHAPE);
 	}
 	if (n > 0 && tm_overlaps(&l))
@@ -1345,7 +1260,7 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 		tm_value_t old = tm_get(&z->m, dst, k), o = {0, 0.0};
 
 		if (kind >= 3)
-			o = get_broadcast(z, src, &l, k);
+			o = tm_get_broadcast(&z->m, src, &l, k);
 		switch (kind) {
 		case 0:
 			vals[k] = sv;
@@ -1445,7 +1360,7 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 		z->func = kind == 0 ? "cow_tensor_add" : "cow_tensor_mul";
 		if (tm_dtype(&z->m, b) != dt)
 			errors |= S(COW_EDTYPE);
-		if (!broadcast(&la, &lb, &r))
+		if (!tm_broadcast(&la, &lb, &r))
 			errors |= S(COW_ESHAPE);
 		st = (kind == 0 ? cow_tensor_add : cow_tensor_mul)(z->h[a],
 		    z->h[b], &t);
@@ -1472,7 +1387,7 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			if (keepdim)
 				r.sizes[d] = 1;
 			else
-				remove_dim(&r, d);
+				tm_remove_dim(&r, d);
 			/* Reducing the only 0-size dimension of an empty
 			 * tensor may leave huge sizes. */
 			n = tm_numel(&r);
@@ -1488,12 +1403,12 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 		z->func = "cow_tensor_equal";
 		if (tm_dtype(&z->m, b) != dt)
 			errors |= S(COW_EDTYPE) |
-			    (same_shape(&la, &lb) ? 0 : S_OK);
+			    (tm_same_shape(&la, &lb) ? 0 : S_OK);
 		st = cow_tensor_equal(z->h[a], z->h[b], &eq);
 		if (!judge(z, st, errors != 0 ? errors : S_OK, NULL) ||
 		    (errors & S(COW_EDTYPE)))
 			return;
-		if (eq != same_shape(&la, &lb)) {
+		if (eq != tm_same_shape(&la, &lb)) {
 			if (eq)
 				fail(z, "equal shapes differ");
 		} else if (eq) {
@@ -1541,12 +1456,14 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 	} else {
 		for (int64_t k = 0; k < n; k++) {
 			tm_value_t x = kind == 2 ? tm_get(&z->m, a, k) :
-			    get_broadcast(z, a, &r, k);
+			    tm_get_broadcast(&z->m, a, &r, k);
 
 			if (kind == 0)
-				x = tm_add(dt, x, get_broadcast(z, b, &r, k));
+				x = tm_add(dt, x,
+				    tm_get_broadcast(&z->m, b, &r, k));
 			else if (kind == 1)
-				x = tm_mul(dt, x, get_broadcast(z, b, &r, k));
+				x = tm_mul(dt, x,
+				    tm_get_broadcast(&z->m, b, &r, k));
 			else
 				x = tm_neg(dt, x);
 			z->m.b[base].v[k] = x;

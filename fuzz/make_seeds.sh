@@ -167,7 +167,7 @@ seed "$t/known-huge_stride_iter" 00 05 01 01 01 01 01 01 01 01 \
 f=$dir/corpus/fuzz_functional
 fc=$dir/controls/fuzz_functional
 mkdir -p "$f" "$fc"
-# the seed's example, traced: x = zeros(2); x1 = x.view(1, 2);
+# the example of docs/functionalization.md, traced: x = zeros(2); x1 = x.view(1, 2);
 # x[1].fill_(2); y = x1 + 3
 seed "$f/seed_example" 01 00 00 00 04 01 02 00 01 01 00 00 02 01 02 01 02 00 \
     01 00 01 05 02 00 02 00 03 01 04 00 03 08 04 01 03 00 0d 04 0d 00

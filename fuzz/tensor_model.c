@@ -2,10 +2,14 @@
  * tensor_model.c - the naive reference of fuzz_tensor (tensor_model.h).
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tensor_model.h"
+
+__extension__ typedef __int128 i128;
 
 bool
 tm_is_float(cow_dtype_t dtype)
@@ -369,4 +373,188 @@ cow_dtype_t
 tm_dtype(const struct tm_model *m, int slot)
 {
 	return m->b[m->t[slot].base].dtype;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shape rules.                                                         */
+
+void
+tm_unravel(const struct tm_layout *l, int64_t k, int64_t *idx)
+{
+	for (int d = l->ndim - 1; d >= 0; d--) {
+		idx[d] = k % l->sizes[d];
+		k /= l->sizes[d];
+	}
+}
+
+/* Does the byte size of the non-zero (and non-negative) @sizes exceed the
+ * storage maximum? *zero: some size is 0 (the tensor is empty anyway). */
+bool
+tm_bytes_overflow(int ndim, const int64_t *sizes, int64_t esize, bool *zero)
+{
+	i128 n = 1;
+	bool over = false;
+
+	*zero = false;
+	for (int d = 0; d < ndim; d++) {
+		if (sizes[d] == 0)
+			*zero = true;
+		else if (!over && sizes[d] > 0) {
+			n *= sizes[d];
+			if (n * esize > (i128)PTRDIFF_MAX)
+				over = true;
+		}
+	}
+	return over;
+}
+
+bool
+tm_same_shape(const struct tm_layout *a, const struct tm_layout *b)
+{
+	if (a->ndim != b->ndim)
+		return false;
+	for (int d = 0; d < a->ndim; d++)
+		if (a->sizes[d] != b->sizes[d])
+			return false;
+	return true;
+}
+
+/* Broadcast two shapes (aligned at the last dimension). */
+bool
+tm_broadcast(const struct tm_layout *a, const struct tm_layout *b,
+    struct tm_layout *out)
+{
+	int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+
+	memset(out, 0, sizeof *out);
+	out->ndim = n;
+	for (int d = 0; d < n; d++) {
+		int da = d - (n - a->ndim), db = d - (n - b->ndim);
+		int64_t sa = da >= 0 ? a->sizes[da] : 1;
+		int64_t sb = db >= 0 ? b->sizes[db] : 1;
+
+		if (sa != sb && sa != 1 && sb != 1)
+			return false;
+		out->sizes[d] = sa == 1 ? sb : sa;
+	}
+	tm_contiguous_strides(out);
+	return true;
+}
+
+/* Element @k (row-major over @shape) of slot @src broadcast to @shape. */
+tm_value_t
+tm_get_broadcast(const struct tm_model *m, int src,
+    const struct tm_layout *shape, int64_t k)
+{
+	const struct tm_layout *l = &m->t[src].l;
+	int64_t idx[TM_MAX_NDIM], j = 0;
+
+	tm_unravel(shape, k, idx);
+	for (int d = 0; d < l->ndim; d++) {
+		int64_t i = idx[d + shape->ndim - l->ndim];
+
+		j = j * l->sizes[d] + (l->sizes[d] == 1 ? 0 : i);
+	}
+	return tm_get(m, src, j);
+}
+
+/*
+ * View rule of the reference: @l's elements in row-major order, laid out
+ * with @sizes, must sit at offset + sum(index * stride) for some
+ * non-negative strides. Fills @out on success.
+ */
+bool
+tm_affine_view(const struct tm_layout *l, int ndim, const int64_t *sizes,
+    struct tm_layout *out)
+{
+	int64_t n = tm_numel(l), base, unit = 1;
+
+	memset(out, 0, sizeof *out);
+	out->ndim = ndim;
+	memcpy(out->sizes, sizes, (size_t)ndim * sizeof *sizes);
+	tm_contiguous_strides(out);
+	out->offset = l->offset;
+	if (n == 0)
+		return true;
+	base = tm_pos(l, 0);
+	out->offset = base;
+	for (int d = ndim - 1; d >= 0; d--) {
+		if (sizes[d] > 1) {
+			out->strides[d] = tm_pos(l, unit) - base;
+			if (out->strides[d] < 0)
+				return false;
+		}
+		unit *= sizes[d];
+	}
+	for (int64_t k = 0; k < n; k++)
+		if (tm_pos(out, k) != tm_pos(l, k))
+			return false;
+	return true;
+}
+
+void
+tm_remove_dim(struct tm_layout *l, int d)
+{
+	for (int i = d; i < l->ndim - 1; i++) {
+		l->sizes[i] = l->sizes[i + 1];
+		l->strides[i] = l->strides[i + 1];
+	}
+	l->ndim--;
+}
+
+/* View shapes: one entry may be -1. Returns the allowed errors; fills
+ * @shape with the inferred sizes when there are none. */
+unsigned
+tm_view_shape(const struct tm_layout *l, int ndim, const int64_t *sizes,
+    int64_t *shape, bool *ambiguous, unsigned *also_ok)
+{
+	int infer = -1;
+	i128 p = 1;
+	int64_t n = tm_numel(l);
+	bool zero, bad = false, empty = false;
+
+	*ambiguous = false;
+	*also_ok = 0;
+	if (ndim >= 0 && ndim <= TM_MAX_NDIM &&
+	    tm_bytes_overflow(ndim, sizes, 1, &zero))
+		*also_ok = TM_S(COW_EOVERFLOW); /* e.g. [0, 2^62, 4] */
+	if (ndim < 0 || ndim > TM_MAX_NDIM)
+		return TM_S(COW_ERANGE);
+	for (int d = 0; d < ndim; d++) {
+		shape[d] = sizes[d];
+		if (sizes[d] == -1) {
+			if (infer >= 0)
+				bad = true;
+			infer = d;
+		} else if (sizes[d] < 0) {
+			bad = true;
+		} else if (p <= (i128)INT64_MAX) {
+			p *= sizes[d];
+		}
+		empty = empty || sizes[d] == 0;
+	}
+	/* A 0 among the given sizes makes their product 0, whatever the
+	 * others are (however large, in whatever order). */
+	if (empty)
+		p = 0;
+	if (bad) {
+		/* A bad size; the other sizes may be wrong as well, and
+		 * the library may see that first. */
+		return TM_S(COW_EINVAL) | *also_ok |
+		    (p != n ? TM_S(COW_ESHAPE) : 0);
+	}
+	if (infer >= 0) {
+		if (p == 0) {
+			*ambiguous = true;
+			return TM_S(COW_EINVAL) | TM_S(COW_ESHAPE);
+		}
+		if (p > (i128)INT64_MAX || n % (int64_t)p != 0)
+			return TM_S(COW_ESHAPE) | TM_S(COW_EOVERFLOW);
+		shape[infer] = n / (int64_t)p;
+		return 0;
+	}
+	if (p != n)
+		return TM_S(COW_ESHAPE) | (p > (i128)INT64_MAX ?
+		    TM_S(COW_EOVERFLOW) : 0);
+	return 0;
 }

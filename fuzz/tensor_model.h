@@ -20,6 +20,10 @@
 #define TM_MAX_NDIM COW_TENSOR_MAX_NDIM
 #define TM_SLOTS 10
 
+/* A set of statuses, as the reference allows them: bit -st for each
+ * (COW_OK is bit 0). */
+#define TM_S(st) (1u << -(st))
+
 typedef struct tm_value {
 	int64_t i; /* bool and integer dtypes */
 	double f;  /* float32 and float64 */
@@ -76,6 +80,30 @@ bool tm_overlaps(const struct tm_layout *l);
 /* Normalise a dimension argument: false when outside [-n, n). */
 bool tm_wrap_dim(int64_t dim, int n, int *out);
 
+/* Shape rules (tensor.h, ops.h). */
+/* The index of the k-th element of @l's shape in row-major order. */
+void tm_unravel(const struct tm_layout *l, int64_t k, int64_t *idx);
+/* Does the byte size of the non-zero (and non-negative) @sizes exceed the
+ * storage maximum? *zero: some size is 0 (the tensor is empty anyway). */
+bool tm_bytes_overflow(int ndim, const int64_t *sizes, int64_t esize,
+    bool *zero);
+bool tm_same_shape(const struct tm_layout *a, const struct tm_layout *b);
+/* Broadcast two shapes (aligned at the last dimension) into a contiguous
+ * layout; false when they do not broadcast. */
+bool tm_broadcast(const struct tm_layout *a, const struct tm_layout *b,
+    struct tm_layout *out);
+/* The view rule: @l's elements in row-major order, laid out with @sizes,
+ * sit at offset + sum(index * stride) for some non-negative strides.
+ * Fills @out on success. */
+bool tm_affine_view(const struct tm_layout *l, int ndim,
+    const int64_t *sizes, struct tm_layout *out);
+void tm_remove_dim(struct tm_layout *l, int d);
+/* A view's shape (one entry may be -1): the statuses it allows (0: none,
+ * and @shape holds the inferred sizes), *also_ok those a call may also
+ * return, *ambiguous when -1 cannot be inferred (a 0 among the others). */
+unsigned tm_view_shape(const struct tm_layout *l, int ndim,
+    const int64_t *sizes, int64_t *shape, bool *ambiguous, unsigned *also_ok);
+
 /* The model: bases and tensors. */
 void tm_init(struct tm_model *m);
 void tm_fini(struct tm_model *m);
@@ -93,5 +121,8 @@ void tm_tensor_drop(struct tm_model *m, int slot);
 tm_value_t tm_get(const struct tm_model *m, int slot, int64_t k);
 void tm_set(struct tm_model *m, int slot, int64_t k, tm_value_t v);
 cow_dtype_t tm_dtype(const struct tm_model *m, int slot);
+/* Element @k (row-major over @shape) of slot @src broadcast to @shape. */
+tm_value_t tm_get_broadcast(const struct tm_model *m, int src,
+    const struct tm_layout *shape, int64_t k);
 
 #endif

@@ -5,8 +5,10 @@
 # clang (clang -O2), asan (clang ASan+UBSan, and the
 # interleaving checker, tests/interleave), memcheck
 # (valgrind on a debug build with the system allocator), tsan (clang TSan) and
-# fuzz (libFuzzer corpus replay and bounded fuzzing). Stops at the first
-# failing configuration.
+# fuzz (libFuzzer corpus replay and bounded fuzzing). Which tests each
+# configuration runs is its test preset's (CMakePresets.json: release runs
+# the labels quick and bench, clang quick). Stops at the first failing
+# configuration.
 #
 # Usage: scripts/test.sh [preset ...]   (default: all, in the order above)
 set -euo pipefail
@@ -30,14 +32,6 @@ for preset in "${presets[@]}"; do
 	memcheck)
 		build memcheck
 		ctest --preset memcheck
-		;;
-	release)
-		build release
-		ctest --preset release -L 'quick|bench|library-only'
-		;;
-	clang)
-		build clang
-		ctest --preset clang -L quick
 		;;
 	fuzz)
 		if [ -f fuzz/CMakeLists.txt ]; then

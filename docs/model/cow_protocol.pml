@@ -19,7 +19,7 @@
  *   - release (a storage still shared checks its bytes first).
  * A thread finishes when it holds no storage.
  *
- * The user's side of the contract (shared/DESIGN.md): writes to one storage
+ * The user's side of the contract (docs/design.md): writes to one storage
  * are serialised against reads of it. Storage 0 is read by the clones that
  * create storages 1..NPROC-1, so thread 0 writes or releases storage 0 only
  * once those are done (the `born` barrier: a join).
@@ -342,7 +342,7 @@ inline wait_readers(c)
 /* ---------------------------------------------------------------- */
 /* runtime/storage/cow_ctx.c                                         */
 
-/* cow_ctx_destroy (and cow__ctx_discard): free the context. */
+/* ctx_destroy (and cow__ctx_discard): free the context. */
 inline ctx_destroy(c)
 {
 	atomic {
@@ -354,7 +354,7 @@ inline ctx_destroy(c)
 	}
 }
 
-/* [WAIT] cow_ctx_wait_for_copiers */
+/* [WAIT] ctx_wait_for_copiers */
 inline wait_for_copiers(c)
 {
 #ifndef COW_FAULT_STEAL_WITHOUT_WAIT
@@ -364,7 +364,7 @@ inline wait_for_copiers(c)
 #endif
 }
 
-/* [STEAL] cow_ctx_steal: wait, take ctx->buf, free the context. */
+/* [STEAL] ctx_steal: wait, take ctx->buf, free the context. */
 inline ctx_steal(c)
 {
 	wait_for_copiers(c);

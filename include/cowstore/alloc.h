@@ -280,9 +280,8 @@ COW_API cow_status_t cow_allocator_fault_disarm(cow_allocator_t *allocator);
 
 /**
  * cow_allocator_fault_injected - how many allocations this fault allocator
- * has failed on purpose since it was made. Ownership: none (returns a
- * value). Thread-safety: any thread (an atomic load).
- * Errors: none; a NULL or non-fault handle gives 0.
+ * has failed on purpose since it was made. Thread-safety: any thread (an
+ * atomic load). Errors: none; a NULL or non-fault handle gives 0.
  */
 COW_API uint64_t cow_allocator_fault_injected(const cow_allocator_t *allocator);
 

@@ -1,7 +1,7 @@
 /*
  * cowstore functionalization: an opt-in layer that removes views and
  * in-place ops, so that a backend that cannot alias memory runs programs
- * that use both (seed 004; docs/functionalization.md).
+ * that use both (docs/functionalization.md).
  *
  * A FUNCTIONAL tensor is an ordinary cow_tensor_t handle whose ops (every
  * function of tensor.h and ops.h) are routed by a dispatch step to the
@@ -140,11 +140,11 @@ COW_API cow_status_t cow_backend_set_thread(const cow_backend_t *backend,
     const cow_backend_t **previous);
 
 /**
- * cow_backend_thread - the calling thread's backend (never NULL).
+ * cow_backend_get_thread - the calling thread's backend (never NULL).
  * Ownership: a static object. Thread-safety: the calling thread's own
  * setting. Errors: none.
  */
-COW_API const cow_backend_t *cow_backend_thread(void);
+COW_API const cow_backend_t *cow_backend_get_thread(void);
 
 /* ------------------------------------------------------------------ */
 /* The thread-local mode.                                                */
@@ -161,19 +161,17 @@ COW_API const cow_backend_t *cow_backend_thread(void);
 COW_API cow_status_t cow_functional_mode_set_thread(bool on, bool *previous);
 
 /**
- * cow_functional_mode_thread - the calling thread's mode.
- * Ownership: none (returns a value). Thread-safety: the calling thread's own
- * setting. Errors: none.
+ * cow_functional_mode_get_thread - the calling thread's mode.
+ * Thread-safety: the calling thread's own setting. Errors: none.
  */
-COW_API bool cow_functional_mode_thread(void);
+COW_API bool cow_functional_mode_get_thread(void);
 
 /* ------------------------------------------------------------------ */
 /* Functional tensors.                                                   */
 
 /**
- * cow_tensor_is_functional - true when @t's ops go through the layer
- * (NULL gives false). Ownership: none (returns a value).
- * Thread-safety: any thread holding a reference. Errors: none.
+ * cow_tensor_is_functional - true when @t's ops go through the layer (NULL
+ * gives false). Thread-safety: any thread holding a reference. Errors: none.
  */
 COW_API bool cow_tensor_is_functional(const cow_tensor_t *t);
 

@@ -1,7 +1,7 @@
 /*
  * cowstore MaybeOwned: a tensor reference that is either owned (it holds a
  * count, dropped on release) or borrowed (it holds nothing: the caller
- * promises that an owner outlives it). Seed 003.
+ * promises that an owner outlives it). docs/tensor.md.
  *
  * Use it only on hot paths where a refcount round trip matters, such as
  * cow_tensor_expect_contiguous(): it borrows the tensor when it is already
@@ -87,17 +87,15 @@ COW_API void cow_borrow_debug_end(void *record);
 
 /**
  * cow_borrow_debug_enabled - true when the library records borrows (it was
- * built with COW_DEBUG_BORROWS). Ownership: none (returns a value).
- * Thread-safety: any thread. Errors: none.
+ * built with COW_DEBUG_BORROWS). Thread-safety: any thread. Errors: none.
  */
 COW_API bool cow_borrow_debug_enabled(void);
 
 /**
  * cow_borrow_debug_outstanding - how many recorded borrows of @t are
- * outstanding (always 0 in a library built without COW_DEBUG_BORROWS).
- * A diagnostic for tests. Ownership: none (returns a value).
- * Thread-safety: any thread holding a reference on @t (takes the library's
- * borrow lock). Errors: none; NULL gives 0.
+ * outstanding (always 0 in a library built without COW_DEBUG_BORROWS). A
+ * diagnostic for tests. Thread-safety: any thread holding a reference on @t
+ * (takes the library's borrow lock). Errors: none; NULL gives 0.
  */
 COW_API size_t cow_borrow_debug_outstanding(const cow_tensor_t *t);
 

@@ -2,6 +2,13 @@
  * cowstore tensor ops: elementwise arithmetic over any strides with
  * broadcasting, copy with dtype conversion, reductions, equality.
  *
+ * Naming: an op whose name ends in "_" (cow_tensor_fill_, cow_tensor_add_,
+ * cow_tensor_copy_, ...) is in place: it writes its first tensor argument
+ * and makes no tensor. An op without it writes nothing it is given and
+ * returns its result, a new tensor or a value, through its last argument.
+ * (functional.h's cow_functional_transpose_ follows the same rule; the
+ * element setters of tensor.h say what they write: cow_tensor_set_f64.)
+ *
  * Reads and writes (docs/tensor.md):
  * - An op reads its inputs through const access only: it never materialises
  *   a copy-on-write input. After C = lazy_clone(T), cow_tensor_add(T, C)

@@ -1,6 +1,6 @@
 /*
  * cowstore reshape-alias simulation: the warnings of COW_RESHAPE_WARN and
- * introspection of shadow storages (seed 002; docs/reshape.md).
+ * introspection of shadow storages (docs/reshape.md).
  *
  * In COW_RESHAPE_WARN mode, cow_tensor_reshape() still returns an aliasing
  * view when the strides allow one (legacy behaviour), but records what would
@@ -78,16 +78,15 @@ typedef enum cow_shadow_policy {
 } cow_shadow_policy_t;
 
 /**
- * cow_shadow_policy_set - set the process-wide policy. Ownership: none.
- * Thread-safety: any thread; an atomic store. Accesses already running may
- * still use the old policy.
- * Errors: COW_EINVAL (unknown value; the policy is unchanged).
+ * cow_shadow_policy_set - set the process-wide policy. Thread-safety: any
+ * thread; an atomic store. Accesses already running may still use the old
+ * policy. Errors: COW_EINVAL (unknown value; the policy is unchanged).
  */
 COW_API cow_status_t cow_shadow_policy_set(cow_shadow_policy_t policy);
 
 /**
- * cow_shadow_policy_get - the process-wide policy. Ownership: none (returns
- * a value). Thread-safety: any thread. Errors: none.
+ * cow_shadow_policy_get - the process-wide policy. Thread-safety: any thread.
+ * Errors: none.
  */
 COW_API cow_shadow_policy_t cow_shadow_policy_get(void);
 
@@ -142,10 +141,10 @@ COW_API cow_status_t cow_tensor_shadow_generation(const cow_tensor_t *t,
     uint64_t *out);
 
 /**
- * cow_tensor_shares_shadow - true when @a and @b share a shadow storage:
- * they view one storage and neither is a simulated lazy copy of the other
- * (views share their base's shadow). Ownership: none (returns a value).
- * Thread-safety: a read of both. Errors: none; NULL gives false.
+ * cow_tensor_shares_shadow - true when @a and @b share a shadow storage: they
+ * view one storage and neither is a simulated lazy copy of the other (views
+ * share their base's shadow). Thread-safety: a read of both. Errors: none;
+ * NULL gives false.
  */
 COW_API bool cow_tensor_shares_shadow(const cow_tensor_t *a,
     const cow_tensor_t *b);

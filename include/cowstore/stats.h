@@ -33,9 +33,9 @@ COW_API void cow_stats_get(cow_stats_t *out);
 
 /**
  * cow_stats_reset - start counting from zero (the totals so far become the
- * zero point). Ownership: none. Thread-safety: any thread; an event that
- * runs concurrently with the reset counts either before or after it, and
- * is never lost. Errors: none.
+ * zero point). Thread-safety: any thread; an event that runs concurrently
+ * with the reset counts either before or after it, and is never lost. Errors:
+ * none.
  */
 COW_API void cow_stats_reset(void);
 

@@ -2,7 +2,7 @@
  * cowstore storages: a refcounted owner of one data allocation, with lazy
  * (copy-on-write) clones.
  *
- * Model (seeds 000 and 002): lazy copies are distinct storages that share one
+ * Model (docs/design.md): lazy copies are distinct storages that share one
  * data allocation through a refcounted COW context. The first write through
  * any of them (cow_storage_mutable_data) materialises that storage: it copies
  * the data while others still share it, or, when it holds the last
@@ -46,7 +46,7 @@ enum {
 	/*
 	 * The memory may not be shared (the caller may still write it, for
 	 * instance): a lazy clone of such a storage is an eager copy (the
-	 * seed's fallback), counted in cow_stats_t.eager_fallbacks.
+	 * eager fallback), counted in cow_stats_t.eager_fallbacks.
 	 */
 	COW_STORAGE_NOT_SHAREABLE = 1u << 0
 };
@@ -119,8 +119,8 @@ COW_API void cow_storage_retain(cow_storage_t *storage);
 COW_API void cow_storage_release(cow_storage_t *storage);
 
 /**
- * cow_storage_nbytes - size in bytes. Ownership: none (returns a value).
- * Thread-safety: any thread. Errors: none; NULL gives 0.
+ * cow_storage_nbytes - size in bytes. Thread-safety: any thread. Errors:
+ * none; NULL gives 0.
  */
 COW_API size_t cow_storage_nbytes(const cow_storage_t *storage);
 
@@ -174,25 +174,23 @@ COW_API cow_status_t cow_storage_lazy_clone(cow_storage_t *src,
 
 /**
  * cow_storage_is_cow - true while the storage shares (or may share) its data
- * through a COW context, i.e. until its next materialisation.
- * Ownership: none (returns a value). Thread-safety: a read.
- * Errors: none; NULL gives false.
+ * through a COW context, i.e. until its next materialisation. Thread-safety:
+ * a read. Errors: none; NULL gives false.
  */
 COW_API bool cow_storage_is_cow(const cow_storage_t *storage);
 
 /**
- * cow_storage_share_count - how many storages share this storage's data
- * (1 when private). Ownership: none (returns a value).
- * Thread-safety: a read; under concurrent materialisation of peers the value
- * may be stale by the time it returns. Errors: none; NULL gives 0.
+ * cow_storage_share_count - how many storages share this storage's data (1
+ * when private). Thread-safety: a read; under concurrent materialisation of
+ * peers the value may be stale by the time it returns. Errors: none; NULL
+ * gives 0.
  */
 COW_API size_t cow_storage_share_count(const cow_storage_t *storage);
 
 /**
  * cow_storage_shares_data - true when @a and @b share one data allocation
  * (the same storage, or lazy copies that neither has materialised).
- * Ownership: none (returns a value). Thread-safety: a read of both.
- * Errors: none; NULL gives false.
+ * Thread-safety: a read of both. Errors: none; NULL gives false.
  */
 COW_API bool cow_storage_shares_data(const cow_storage_t *a,
     const cow_storage_t *b);

@@ -1,7 +1,7 @@
 /*
  * cowstore tensors: typed, strided views over one copy-on-write storage.
  *
- * Model (docs/tensor.md; seeds 002 and 003):
+ * Model (docs/tensor.md):
  * - A tensor is an immutable description (dtype, sizes, strides, storage
  *   offset) over ONE storage, plus a reference on that storage. Two tensors
  *   alias if and only if they share a storage. (Functional tensors,
@@ -16,6 +16,9 @@
  *   materialise a copy-on-write storage. Writes go through mutable access
  *   (cow_storage_mutable_data): the first write through a COW storage
  *   materialises it, for every tensor viewing that storage at once.
+ *
+ * Element types are dtype.h's; the mode of cow_tensor_reshape() is
+ * reshape.h's (both included here).
  *
  * Shapes: at most COW_TENSOR_MAX_NDIM dimensions. Sizes are non-negative;
  * strides are counted in elements and are non-negative (0 is allowed:
@@ -47,6 +50,8 @@
 
 #include "alloc.h"
 #include "common.h"
+#include "dtype.h"
+#include "reshape.h"
 #include "storage.h"
 
 #ifdef __cplusplus
@@ -57,34 +62,6 @@ extern "C" {
 #define COW_TENSOR_MAX_NDIM 16
 
 typedef struct cow_tensor_s cow_tensor_t;
-
-/*
- * Element types. Booleans take one byte holding 0 or 1 (any non-zero byte
- * read from external data counts as true).
- */
-typedef enum cow_dtype {
-	COW_DTYPE_BOOL = 0,
-	COW_DTYPE_UINT8 = 1,
-	COW_DTYPE_INT32 = 2,
-	COW_DTYPE_INT64 = 3,
-	COW_DTYPE_FLOAT32 = 4,
-	COW_DTYPE_FLOAT64 = 5
-} cow_dtype_t;
-
-#define COW_DTYPE_COUNT 6
-
-/**
- * cow_dtype_size - bytes per element of @dtype. Ownership: none (returns a
- * value). Thread-safety: any thread. Errors: none; an unknown value gives 0.
- */
-COW_API size_t cow_dtype_size(cow_dtype_t dtype);
-
-/**
- * cow_dtype_name - "bool", "uint8", "int32", "int64", "float32", "float64".
- * Ownership: static string; never free it. Thread-safety: any thread.
- * Errors: none; an unknown value gives "unknown".
- */
-COW_API const char *cow_dtype_name(cow_dtype_t dtype);
 
 /* ------------------------------------------------------------------ */
 /* Lifecycle.                                                           */
@@ -112,9 +89,8 @@ COW_API void cow_tensor_release(cow_tensor_t *t);
 
 /**
  * cow_tensor_refcount - the current number of references (a diagnostic).
- * Ownership: none (returns a value). Thread-safety: any thread holding a
- * reference; stale as soon as another thread retains or releases.
- * Errors: none; NULL gives 0.
+ * Thread-safety: any thread holding a reference; stale as soon as another
+ * thread retains or releases. Errors: none; NULL gives 0.
  */
 COW_API unsigned cow_tensor_refcount(const cow_tensor_t *t);
 
@@ -202,12 +178,11 @@ COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
 /* Accessors. A NULL tensor gives 0, false or NULL.                      */
 
 /**
- * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset
- * - the number of dimensions; the dtype; the number of elements (the
- * product of the sizes; 1 for a scalar); the storage offset of element
- * [0, ..., 0], in elements.
- * Ownership: none (they return values). Thread-safety: any thread holding a
- * reference. Errors: none; NULL gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
+ * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset -
+ * the number of dimensions; the dtype; the number of elements (the product of
+ * the sizes; 1 for a scalar); the storage offset of element [0, ..., 0], in
+ * elements. Thread-safety: any thread holding a reference. Errors: none; NULL
+ * gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
  */
 COW_API int cow_tensor_ndim(const cow_tensor_t *t);
 COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
@@ -239,9 +214,8 @@ COW_API cow_status_t cow_tensor_stride(const cow_tensor_t *t, int dim,
 /**
  * cow_tensor_is_contiguous - true when the elements are laid out densely in
  * row-major order (dimensions of size 1 are ignored; a tensor with no
- * elements is contiguous). Ownership: none (returns a value).
- * Thread-safety: any thread holding a reference. Errors: none; NULL gives
- * false.
+ * elements is contiguous). Thread-safety: any thread holding a reference.
+ * Errors: none; NULL gives false.
  */
 COW_API bool cow_tensor_is_contiguous(const cow_tensor_t *t);
 
@@ -480,71 +454,7 @@ COW_API cow_status_t cow_tensor_lazy_clone(cow_tensor_t *t,
     cow_tensor_t **out);
 
 /* ------------------------------------------------------------------ */
-/* Reshape and its mode.                                                 */
-
-/*
- * What cow_tensor_reshape() returns when the strides allow a view.
- * - COW_RESHAPE_ALIAS (the default, legacy): an aliasing view, as
- *   cow_tensor_view() (same storage).
- * - COW_RESHAPE_LAZY_COPY: a lazy copy viewed with the new shape (a new
- *   storage sharing the data: as cheap as a view, but writes through the
- *   result never reach the input and vice versa).
- * - COW_RESHAPE_WARN: the legacy aliasing view, which also records what a
- *   lazy copy would have done (a new shadow storage) and reports the reads
- *   and writes whose result depends on the aliasing (cowstore/shadow.h,
- *   docs/reshape.md).
- * - COW_RESHAPE_INHERIT: only for the thread-local override: no override,
- *   follow the process-wide mode.
- */
-typedef enum cow_reshape_mode {
-	COW_RESHAPE_INHERIT = -1,
-	COW_RESHAPE_ALIAS = 0,
-	COW_RESHAPE_LAZY_COPY = 1,
-	COW_RESHAPE_WARN = 2
-} cow_reshape_mode_t;
-
-/**
- * cow_reshape_mode_set - set the process-wide mode. Ownership: none.
- * Thread-safety: any thread; an atomic store. Operations already running in
- * other threads may still use the old mode; later calls see the new one.
- * Errors: COW_EINVAL (COW_RESHAPE_INHERIT or an unknown value). On error
- * the mode is unchanged.
- */
-COW_API cow_status_t cow_reshape_mode_set(cow_reshape_mode_t mode);
-
-/**
- * cow_reshape_mode_get - the process-wide mode (ignores thread overrides).
- * Ownership: none (returns a value). Thread-safety: any thread (an atomic
- * load). Errors: none.
- */
-COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
-
-/**
- * cow_reshape_mode_set_thread - override the mode for the calling thread
- * only (tests, or a caller that needs one mode locally);
- * COW_RESHAPE_INHERIT removes the override. @previous (may be NULL) receives
- * the old override (COW_RESHAPE_INHERIT if there was none), so a caller can
- * restore it. Ownership: none (fills *previous).
- * Thread-safety: affects only the calling thread.
- * Errors: COW_EINVAL (unknown value; nothing changed, *previous untouched).
- */
-COW_API cow_status_t cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
-    cow_reshape_mode_t *previous);
-
-/**
- * cow_reshape_mode_get_thread - the calling thread's override, or
- * COW_RESHAPE_INHERIT. Ownership: none (returns a value).
- * Thread-safety: reads the calling thread's own setting. Errors: none.
- */
-COW_API cow_reshape_mode_t cow_reshape_mode_get_thread(void);
-
-/**
- * cow_reshape_mode_effective - the mode reshape uses on the calling thread:
- * the thread override if set, else the process-wide mode.
- * Ownership: none (returns a value). Thread-safety: any thread.
- * Errors: none.
- */
-COW_API cow_reshape_mode_t cow_reshape_mode_effective(void);
+/* Reshape (its mode: reshape.h).                                        */
 
 /**
  * cow_tensor_reshape - the elements of @t with shape @sizes (one entry may

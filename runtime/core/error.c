@@ -8,9 +8,9 @@
 #include "core/die.h"
 #include "core/error.h"
 
-#define COW_ERROR_MAX 256
+#define ERROR_MAX 256
 
-static _Thread_local char cow_error_buffer[COW_ERROR_MAX];
+static _Thread_local char error_buffer[ERROR_MAX];
 
 const char *
 cow_status_str(cow_status_t status)
@@ -34,7 +34,7 @@ cow_status_str(cow_status_t status)
 const char *
 cow_last_error(void)
 {
-	return cow_error_buffer;
+	return error_buffer;
 }
 
 cow_status_t
@@ -43,11 +43,11 @@ cow__error(cow_status_t status, const char *func, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	n = snprintf(cow_error_buffer, sizeof cow_error_buffer, "%s: ", func);
-	if (n < 0 || (size_t)n >= sizeof cow_error_buffer)
+	n = snprintf(error_buffer, sizeof error_buffer, "%s: ", func);
+	if (n < 0 || (size_t)n >= sizeof error_buffer)
 		return status;
 	va_start(ap, fmt);
-	vsnprintf(cow_error_buffer + n, sizeof cow_error_buffer - (size_t)n,
+	vsnprintf(error_buffer + n, sizeof error_buffer - (size_t)n,
 	    fmt, ap);
 	va_end(ap);
 	return status;

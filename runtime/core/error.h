@@ -11,8 +11,9 @@
 cow_status_t cow__error(cow_status_t status, const char *func,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Shorthand for the common NULL-argument check. */
-#define COW__CHECK_NOT_NULL(arg)                                            \
+/* The common NULL-argument check: when @arg is NULL, the calling function
+ * returns COW_EINVAL, the message naming it and the argument. */
+#define COW__RETURN_IF_NULL(arg)                                            \
 	do {                                                                \
 		if ((arg) == NULL)                                          \
 			return cow__error(COW_EINVAL, __func__,             \

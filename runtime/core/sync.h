@@ -4,7 +4,7 @@
  * lock of a COW context. Nothing else includes a ck_*.h header.
  *
  * ThreadSanitizer: Debian's ck_pr on x86_64 is inline assembly that TSan does
- * not see (shared/TOOLCHAIN.md section 1.7). In TSan builds every primitive
+ * not see (tests/tsan/ shows it). In TSan builds every primitive
  * below tells TSan about the happens-before edge it creates, with
  * __tsan_acquire/__tsan_release for atomics and __tsan_mutex_* for the lock,
  * so the TSan run checks the same ck code that ships. No suppressions.

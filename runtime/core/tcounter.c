@@ -13,22 +13,22 @@ _Thread_local struct cow__tc_block *cow__tc_mine;
 uint64_t cow__tc_orphan[COW__TC_SLOTS];
 
 /* The live blocks and the slot ranges in use. */
-static pthread_mutex_t cow_tc_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct cow__tc_block *cow_tc_live;        /* cow_tc_lock */
-static unsigned char cow_tc_used[COW__TC_SLOTS]; /* cow_tc_lock */
+static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cow__tc_block *tc_live;        /* tc_lock */
+static unsigned char tc_used[COW__TC_SLOTS]; /* tc_lock */
 
-static pthread_key_t cow_tc_key;                 /* read-only after init */
-static bool cow_tc_key_ok;                       /* read-only after init */
-static pthread_once_t cow_tc_once = PTHREAD_ONCE_INIT;
+static pthread_key_t tc_key;                 /* read-only after init */
+static bool tc_key_ok;                       /* read-only after init */
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
 /* Thread exit: fold the block into the orphan totals and unlink it, in one
  * critical section, so a concurrent sum counts it exactly once. */
 static void
-cow_tc_thread_exit(void *arg)
+tc_thread_exit(void *arg)
 {
 	struct cow__tc_block *b = arg;
 
-	pthread_mutex_lock(&cow_tc_lock);
+	pthread_mutex_lock(&tc_lock);
 #ifndef COW_FAULT_TCOUNTER_LOSE_AT_EXIT
 	for (unsigned i = 0; i < COW__TC_SLOTS; i++)
 		if (b->v[i] != 0)
@@ -37,10 +37,10 @@ cow_tc_thread_exit(void *arg)
 	if (b->prev != NULL)
 		b->prev->next = b->next;
 	else
-		cow_tc_live = b->next;
+		tc_live = b->next;
 	if (b->next != NULL)
 		b->next->prev = b->prev;
-	pthread_mutex_unlock(&cow_tc_lock);
+	pthread_mutex_unlock(&tc_lock);
 	/* A destructor that runs after this one and counts again gets a new
 	 * block (and a new destructor round). */
 	cow__tc_mine = NULL;
@@ -48,21 +48,21 @@ cow_tc_thread_exit(void *arg)
 }
 
 static void
-cow_tc_init(void)
+tc_init(void)
 {
-	cow_tc_key_ok = pthread_key_create(&cow_tc_key, cow_tc_thread_exit) == 0;
+	tc_key_ok = pthread_key_create(&tc_key, tc_thread_exit) == 0;
 	for (unsigned i = 0; i < COW__TC_STATS_COUNT; i++)
-		cow_tc_used[COW__TC_STATS_FIRST + i] = 1;
+		tc_used[COW__TC_STATS_FIRST + i] = 1;
 }
 
 /* Unloading the library (dlclose) must not leave a destructor behind that
  * points into unmapped code; threads that still hold blocks leak them. */
 __attribute__((destructor)) static void
-cow_tc_unload(void)
+tc_unload(void)
 {
-	if (cow_tc_key_ok)
-		pthread_key_delete(cow_tc_key);
-	cow_tc_key_ok = false;
+	if (tc_key_ok)
+		pthread_key_delete(tc_key);
+	tc_key_ok = false;
 }
 
 struct cow__tc_block *
@@ -70,21 +70,21 @@ cow__tc_block_slow(void)
 {
 	struct cow__tc_block *b;
 
-	pthread_once(&cow_tc_once, cow_tc_init);
+	pthread_once(&tc_once, tc_init);
 	/* Cache-line aligned, so no two threads' counters share a line. */
-	if (!cow_tc_key_ok || posix_memalign((void **)&b, 64, sizeof *b) != 0)
+	if (!tc_key_ok || posix_memalign((void **)&b, 64, sizeof *b) != 0)
 		return NULL;
 	memset(b, 0, sizeof *b);
-	if (pthread_setspecific(cow_tc_key, b) != 0) {
+	if (pthread_setspecific(tc_key, b) != 0) {
 		free(b);
 		return NULL;
 	}
-	pthread_mutex_lock(&cow_tc_lock);
-	b->next = cow_tc_live;
+	pthread_mutex_lock(&tc_lock);
+	b->next = tc_live;
 	if (b->next != NULL)
 		b->next->prev = b;
-	cow_tc_live = b;
-	pthread_mutex_unlock(&cow_tc_lock);
+	tc_live = b;
+	pthread_mutex_unlock(&tc_lock);
 	cow__tc_mine = b;
 	return b;
 }
@@ -92,13 +92,13 @@ cow__tc_block_slow(void)
 void
 cow__tc_sum(unsigned first, unsigned n, uint64_t *out)
 {
-	pthread_mutex_lock(&cow_tc_lock);
+	pthread_mutex_lock(&tc_lock);
 	for (unsigned i = 0; i < n; i++)
 		out[i] = cow__counter_load(&cow__tc_orphan[first + i]);
-	for (struct cow__tc_block *b = cow_tc_live; b != NULL; b = b->next)
+	for (struct cow__tc_block *b = tc_live; b != NULL; b = b->next)
 		for (unsigned i = 0; i < n; i++)
 			out[i] += cow__counter_load_local(&b->v[first + i]);
-	pthread_mutex_unlock(&cow_tc_lock);
+	pthread_mutex_unlock(&tc_lock);
 }
 
 bool
@@ -106,33 +106,33 @@ cow__tc_slots_get(unsigned n, unsigned *first)
 {
 	bool ok = false;
 
-	pthread_once(&cow_tc_once, cow_tc_init);
-	pthread_mutex_lock(&cow_tc_lock);
+	pthread_once(&tc_once, tc_init);
+	pthread_mutex_lock(&tc_lock);
 	for (unsigned s = 0; s + n <= COW__TC_SLOTS && !ok; s++) {
 		unsigned k = 0;
 
-		while (k < n && !cow_tc_used[s + k])
+		while (k < n && !tc_used[s + k])
 			k++;
 		if (k == n) {
-			memset(&cow_tc_used[s], 1, n);
+			memset(&tc_used[s], 1, n);
 			*first = s;
 			ok = true;
 		}
 	}
-	pthread_mutex_unlock(&cow_tc_lock);
+	pthread_mutex_unlock(&tc_lock);
 	return ok;
 }
 
 void
 cow__tc_slots_put(unsigned first, unsigned n)
 {
-	pthread_mutex_lock(&cow_tc_lock);
+	pthread_mutex_lock(&tc_lock);
 	for (unsigned i = first; i < first + n; i++) {
 		cow__counter_store(&cow__tc_orphan[i], 0);
-		for (struct cow__tc_block *b = cow_tc_live; b != NULL;
+		for (struct cow__tc_block *b = tc_live; b != NULL;
 		    b = b->next)
 			cow__counter_store_local(&b->v[i], 0);
-		cow_tc_used[i] = 0;
+		tc_used[i] = 0;
 	}
-	pthread_mutex_unlock(&cow_tc_lock);
+	pthread_mutex_unlock(&tc_lock);
 }

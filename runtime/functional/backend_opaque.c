@@ -23,7 +23,7 @@
 
 /* A new value with an uninitialised buffer for its shape. */
 static cow_status_t
-cow_o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
+o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, struct cow__fval **out, const char *func)
 {
 	struct cow__fval *v = cow__fval_new(&cow__backend_opaque, alloc, dtype,
@@ -43,7 +43,7 @@ cow_o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
 
 /* Row-major odometer over @sizes; false after the last index. */
 static bool
-cow_next(int ndim, const int64_t *sizes, int64_t *idx)
+next_index(int ndim, const int64_t *sizes, int64_t *idx)
 {
 	for (int d = ndim - 1; d >= 0; d--) {
 		if (++idx[d] < sizes[d])
@@ -54,7 +54,7 @@ cow_next(int ndim, const int64_t *sizes, int64_t *idx)
 }
 
 static int64_t
-cow_dot(int ndim, const int64_t *idx, const int64_t *strides)
+dot(int ndim, const int64_t *idx, const int64_t *strides)
 {
 	int64_t off = 0;
 
@@ -64,7 +64,7 @@ cow_dot(int ndim, const int64_t *idx, const int64_t *strides)
 }
 
 static cow_status_t
-cow_o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
+o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
     struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0};
@@ -73,7 +73,7 @@ cow_o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 	cow_status_t st;
 
 	(void)be;
-	if ((st = cow_o_new(cow__tensor_allocator(t), t->dtype, t->ndim,
+	if ((st = o_new(cow__tensor_allocator(t), t->dtype, t->ndim,
 	    t->sizes, &v, func)) != COW_OK)
 		return st;
 	if (v->numel > 0) {
@@ -83,9 +83,9 @@ cow_o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 		}
 		for (int64_t k = 0; k < v->numel; k++) {
 			memcpy(v->data + k * (int64_t)v->itemsize,
-			    p + cow_dot(t->ndim, idx, t->strides) *
+			    p + dot(t->ndim, idx, t->strides) *
 			    (int64_t)t->itemsize, v->itemsize);
-			cow_next(t->ndim, t->sizes, idx);
+			next_index(t->ndim, t->sizes, idx);
 		}
 	}
 	if (owned)
@@ -95,7 +95,7 @@ cow_o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 }
 
 static cow_status_t
-cow_o_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
+o_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
 {
 	cow_tensor_t *t;
 	cow_status_t st;
@@ -116,7 +116,7 @@ cow_o_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
 }
 
 static bool
-cow_o_canonical(const struct cow__fval *v)
+o_canonical(const struct cow__fval *v)
 {
 	(void)v;
 	return true;
@@ -124,65 +124,63 @@ cow_o_canonical(const struct cow__fval *v)
 
 /* Where step @s puts each of its elements in a row-major parent. */
 static void
-cow_o_step_layout(const struct cow__fn_step *s, struct cow__fn_layout *l)
+o_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 {
-	struct cow__fn_layout in;
-
-	cow__fn_layout_contiguous(&in, s->in_ndim, s->in_sizes);
-	cow__fn_step_layout(s, &in, l);
+	cow__layout_contiguous(l, s->in_ndim, s->in_sizes);
+	cow__view_step_layout(s, l);
 }
 
 static cow_status_t
-cow_o_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+o_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0};
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
 	size_t is = in->itemsize;
 
-	cow_o_step_layout(s, &l);
-	if ((st = cow_o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r,
+	o_step_layout(s, &l);
+	if ((st = o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r,
 	    func)) != COW_OK)
 		return st;
 	for (int64_t k = 0; k < r->numel; k++) {
 		memcpy(r->data + k * (int64_t)is, in->data +
-		    (l.offset + cow_dot(l.ndim, idx, l.strides)) * (int64_t)is,
+		    (l.offset + dot(l.ndim, idx, l.strides)) * (int64_t)is,
 		    is);
-		cow_next(l.ndim, l.sizes, idx);
+		next_index(l.ndim, l.sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
 }
 
 static cow_status_t
-cow_o_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0};
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
 	size_t is = parent->itemsize;
 
-	cow_o_step_layout(s, &l);
-	if ((st = cow_o_new(parent->alloc, parent->dtype, parent->ndim,
+	o_step_layout(s, &l);
+	if ((st = o_new(parent->alloc, parent->dtype, parent->ndim,
 	    parent->sizes, &r, func)) != COW_OK)
 		return st;
 	if (r->nbytes > 0)
 		memcpy(r->data, parent->data, r->nbytes);
 	for (int64_t k = 0; k < src->numel; k++) {
-		memcpy(r->data + (l.offset + cow_dot(l.ndim, idx, l.strides)) *
+		memcpy(r->data + (l.offset + dot(l.ndim, idx, l.strides)) *
 		    (int64_t)is, src->data + k * (int64_t)is, is);
-		cow_next(l.ndim, l.sizes, idx);
+		next_index(l.ndim, l.sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
 }
 
 static cow_status_t
-cow_o_full(const cow_backend_t *be, cow_allocator_t *alloc,
+o_full(const cow_backend_t *be, cow_allocator_t *alloc,
     cow_dtype_t dtype, int ndim, const int64_t *sizes,
     const struct cow__fn_scalar *x, struct cow__fval **out, const char *func)
 {
@@ -191,7 +189,7 @@ cow_o_full(const cow_backend_t *be, cow_allocator_t *alloc,
 	cow_status_t st;
 
 	(void)be;
-	if ((st = cow_o_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
+	if ((st = o_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
 		return st;
 	if (x->is_int)
 		cow__store_i64(dtype, &v, x->i);
@@ -206,7 +204,7 @@ cow_o_full(const cow_backend_t *be, cow_allocator_t *alloc,
 /* Strides (elements) presenting the row-major value @v with the shape
  * (@ndim, @sizes): 0 where it is broadcast. Validated by the layer. */
 static void
-cow_o_bstrides(const struct cow__fval *v, int ndim, const int64_t *sizes,
+o_bstrides(const struct cow__fval *v, int ndim, const int64_t *sizes,
     int64_t *out)
 {
 	int64_t own[COW__FN_MAXD];
@@ -219,7 +217,7 @@ cow_o_bstrides(const struct cow__fval *v, int ndim, const int64_t *sizes,
 /* One element of @op over @dtype (ops.h: integers wrap, bool add is or,
  * bool mul is and, floating ops round to the dtype). */
 static void
-cow_o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
+o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
     const void *y)
 {
 	if (dtype == COW_DTYPE_BOOL) {
@@ -244,7 +242,7 @@ cow_o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
 }
 
 static cow_status_t
-cow_o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
+o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
     int ndim, const int64_t *sizes, struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0}, as[COW__FN_MAXD], bs[COW__FN_MAXD];
@@ -252,24 +250,24 @@ cow_o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 	cow_status_t st;
 	int64_t is;
 
-	if ((st = cow_o_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
+	if ((st = o_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
 	    COW_OK)
 		return st;
 	is = (int64_t)r->itemsize;
-	cow_o_bstrides(a, ndim, sizes, as);
-	cow_o_bstrides(b, ndim, sizes, bs);
+	o_bstrides(a, ndim, sizes, as);
+	o_bstrides(b, ndim, sizes, bs);
 	for (int64_t k = 0; k < r->numel; k++) {
-		cow_o_apply(op, a->dtype, r->data + k * is,
-		    a->data + cow_dot(ndim, idx, as) * is,
-		    b->data + cow_dot(ndim, idx, bs) * is);
-		cow_next(ndim, sizes, idx);
+		o_apply(op, a->dtype, r->data + k * is,
+		    a->data + dot(ndim, idx, as) * is,
+		    b->data + dot(ndim, idx, bs) * is);
+		next_index(ndim, sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
 }
 
 static cow_status_t
-cow_o_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
+o_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
     struct cow__fval **out, const char *func)
 {
 	struct cow__fval *r;
@@ -277,26 +275,26 @@ cow_o_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
 	cow_status_t st;
 	int64_t is;
 
-	if ((st = cow_o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
+	if ((st = o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
 	    func)) != COW_OK)
 		return st;
 	is = (int64_t)r->itemsize;
 	cow__store_f64(a->dtype, &v, x);   /* the scalar in the dtype */
 	for (int64_t k = 0; k < r->numel; k++)
-		cow_o_apply(op, a->dtype, r->data + k * is, a->data + k * is,
+		o_apply(op, a->dtype, r->data + k * is, a->data + k * is,
 		    &v);
 	*out = r;
 	return COW_OK;
 }
 
 static cow_status_t
-cow_o_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
+o_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 {
 	struct cow__fval *r;
 	cow_status_t st;
 	int64_t is;
 
-	if ((st = cow_o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
+	if ((st = o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
 	    func)) != COW_OK)
 		return st;
 	is = (int64_t)r->itemsize;
@@ -315,20 +313,20 @@ cow_o_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 }
 
 static cow_status_t
-cow_o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
+o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0}, ss[COW__FN_MAXD];
 	struct cow__fval *r;
 	cow_status_t st;
 
-	if ((st = cow_o_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
+	if ((st = o_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
 	    COW_OK)
 		return st;
-	cow_o_bstrides(src, ndim, sizes, ss);
+	o_bstrides(src, ndim, sizes, ss);
 	for (int64_t k = 0; k < r->numel; k++) {
 		char *d = r->data + k * (int64_t)r->itemsize;
-		const char *x = src->data + cow_dot(ndim, idx, ss) *
+		const char *x = src->data + dot(ndim, idx, ss) *
 		    (int64_t)src->itemsize;
 
 		/* Within one dtype the bytes are copied as they are (ops.h:
@@ -338,14 +336,14 @@ cow_o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 			memcpy(d, x, r->itemsize);
 		else
 			cow__convert(dtype, d, src->dtype, x);
-		cow_next(ndim, sizes, idx);
+		next_index(ndim, sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
 }
 
 static cow_status_t
-cow_o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
+o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
     struct cow__fval **out, const char *func)
 {
 	int64_t idx[COW__FN_MAXD] = {0}, rs[COW__FN_MAXD], own[COW__FN_MAXD];
@@ -354,7 +352,7 @@ cow_o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 	cow_status_t st;
 	int k = 0;
 
-	if ((st = cow_o_new(a->alloc, dt, ndim, sizes, &r, func)) != COW_OK)
+	if ((st = o_new(a->alloc, dt, ndim, sizes, &r, func)) != COW_OK)
 		return st;
 	if (r->nbytes > 0)
 		memset(r->data, 0, r->nbytes);
@@ -371,7 +369,7 @@ cow_o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 	/* Accumulate in input row-major order, in the result dtype (float32
 	 * rounds after every addition). */
 	for (int64_t n = 0; n < a->numel; n++) {
-		char *acc = r->data + cow_dot(a->ndim, idx, rs) *
+		char *acc = r->data + dot(a->ndim, idx, rs) *
 		    (int64_t)r->itemsize;
 		const char *x = a->data + n * (int64_t)a->itemsize;
 
@@ -382,14 +380,14 @@ cow_o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 			cow__store_i64(dt, acc, (int64_t)
 			    ((uint64_t)cow__load_i64(dt, acc) +
 			    (uint64_t)cow__load_i64(a->dtype, x)));
-		cow_next(a->ndim, a->sizes, idx);
+		next_index(a->ndim, a->sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
 }
 
 static cow_status_t
-cow_o_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
+o_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
     const char *func)
 {
 	bool eq = a->ndim == b->ndim;
@@ -416,46 +414,46 @@ cow_o_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
 }
 
 static const char *
-cow_o_element(struct cow__fval *v, const int64_t *index)
+o_element(struct cow__fval *v, const int64_t *index)
 {
 	int64_t own[COW__FN_MAXD];
 
 	cow__contiguous_strides(v->ndim, v->sizes, own);
-	return v->data + cow_dot(v->ndim, index, own) * (int64_t)v->itemsize;
+	return v->data + dot(v->ndim, index, own) * (int64_t)v->itemsize;
 }
 
 static const void *
-cow_o_dense_data(struct cow__fval *v, bool *need_copy)
+o_dense_data(struct cow__fval *v, bool *need_copy)
 {
 	*need_copy = false;
 	return v->numel > 0 ? v->data : NULL;
 }
 
 static void
-cow_o_destroy(struct cow__fval *v)
+o_destroy(struct cow__fval *v)
 {
 	if (v->data != NULL)
 		cow__free(v->alloc, v->data, v->nbytes);
 }
 
-static const struct cow__backend_ops cow_opaque_ops = {
-	.import = cow_o_import,
-	.export_plain = cow_o_export,
-	.canonical = cow_o_canonical,
-	.view_copy = cow_o_view_copy,
-	.scatter = cow_o_scatter,
-	.full = cow_o_full,
-	.binary = cow_o_binary,
-	.binary_scalar = cow_o_binary_scalar,
-	.neg = cow_o_neg,
-	.convert = cow_o_convert,
-	.sum = cow_o_sum,
-	.equal = cow_o_equal,
-	.element = cow_o_element,
-	.dense_data = cow_o_dense_data,
-	.destroy = cow_o_destroy,
+static const struct cow__backend_ops opaque_ops = {
+	.import = o_import,
+	.export_plain = o_export,
+	.canonical = o_canonical,
+	.view_copy = o_view_copy,
+	.scatter = o_scatter,
+	.full = o_full,
+	.binary = o_binary,
+	.binary_scalar = o_binary_scalar,
+	.neg = o_neg,
+	.convert = o_convert,
+	.sum = o_sum,
+	.equal = o_equal,
+	.element = o_element,
+	.dense_data = o_dense_data,
+	.destroy = o_destroy,
 };
 
 const struct cow_backend_s cow__backend_opaque = {
-	"opaque_test", true, &cow_opaque_ops
+	"opaque_test", true, &opaque_ops
 };

@@ -20,7 +20,7 @@
 
 /* Wrap the plain tensor @t (reference handed over) as a value. */
 static cow_status_t
-cow_wrap(cow_tensor_t *t, cow_allocator_t *alloc, struct cow__fval **out,
+wrap_value(cow_tensor_t *t, cow_allocator_t *alloc, struct cow__fval **out,
     const char *func)
 {
 	struct cow__fval *v = cow__fval_new(&cow__backend_strided, alloc,
@@ -37,7 +37,7 @@ cow_wrap(cow_tensor_t *t, cow_allocator_t *alloc, struct cow__fval **out,
 
 /* Forward a lazy-clone or view failure's message under @func. */
 static cow_status_t
-cow_again(cow_status_t st, const char *func)
+forward_error(cow_status_t st, const char *func)
 {
 	char why[256];
 
@@ -46,7 +46,7 @@ cow_again(cow_status_t st, const char *func)
 }
 
 static cow_status_t
-cow_s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
+s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
     struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *c;
@@ -54,15 +54,15 @@ cow_s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 
 	(void)be;
 	if (owned)
-		return cow_wrap(t, cow__tensor_allocator(t), out, func);
+		return wrap_value(t, cow__tensor_allocator(t), out, func);
 	/* Immutable from here on, however the caller writes @t later. */
 	if ((st = cow_tensor_lazy_clone(t, &c)) != COW_OK)
-		return cow_again(st, func);
-	return cow_wrap(c, cow__tensor_allocator(t), out, func);
+		return forward_error(st, func);
+	return wrap_value(c, cow__tensor_allocator(t), out, func);
 }
 
 static bool
-cow_s_canonical(const struct cow__fval *v)
+s_canonical(const struct cow__fval *v)
 {
 	const cow_tensor_t *t = v->strided;
 
@@ -71,20 +71,20 @@ cow_s_canonical(const struct cow__fval *v)
 }
 
 static cow_status_t
-cow_s_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
+s_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
 {
 	cow_status_t st;
 
 	if (!v->strided->contiguous)
 		return cow__tensor_clone(v->strided, out, func);
 	if ((st = cow_tensor_lazy_clone(v->strided, out)) != COW_OK)
-		return cow_again(st, func);
+		return forward_error(st, func);
 	return COW_OK;
 }
 
 /* @t seen with @sizes: a view when its strides allow, else a copy. */
 static cow_status_t
-cow_reshaped(cow_tensor_t *t, int ndim, const int64_t *sizes,
+reshaped(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out, const char *func)
 {
 	int64_t strides[COW__FN_MAXD];
@@ -105,70 +105,70 @@ cow_reshaped(cow_tensor_t *t, int ndim, const int64_t *sizes,
 
 /* The real view of step @s on @t. */
 static cow_status_t
-cow_s_view(const struct cow__fn_step *s, cow_tensor_t *t, cow_tensor_t **out,
+s_view(const struct cow__view_step *s, cow_tensor_t *t, cow_tensor_t **out,
     const char *func)
 {
 	cow_status_t st;
 
 	switch (s->kind) {
-	case COW__FN_VIEW:
-		return cow_reshaped(t, s->ndim, s->sizes, out, func);
-	case COW__FN_SELECT:
+	case COW__STEP_VIEW:
+		return reshaped(t, s->ndim, s->sizes, out, func);
+	case COW__STEP_SELECT:
 		st = cow_tensor_select(t, s->dim, s->a, out);
 		break;
-	case COW__FN_SLICE:
+	case COW__STEP_SLICE:
 		/* Normalised: start a, length b, step c. */
 		st = cow_tensor_slice(t, s->dim, s->a,
 		    s->b == 0 ? s->a : s->a + (s->b - 1) * s->c + 1, s->c, out);
 		break;
-	case COW__FN_NARROW:
+	case COW__STEP_NARROW:
 		st = cow_tensor_narrow(t, s->dim, s->a, s->b, out);
 		break;
-	case COW__FN_TRANSPOSE:
+	case COW__STEP_TRANSPOSE:
 		st = cow_tensor_transpose(t, s->dim, s->dim2, out);
 		break;
-	case COW__FN_PERMUTE:
+	case COW__STEP_PERMUTE:
 		st = cow_tensor_permute(t, s->ndim, s->perm, out);
 		break;
-	case COW__FN_UNSQUEEZE:
+	case COW__STEP_UNSQUEEZE:
 		st = cow_tensor_unsqueeze(t, s->dim, out);
 		break;
-	case COW__FN_SQUEEZE:
+	case COW__STEP_SQUEEZE:
 		st = cow_tensor_squeeze(t, s->dim, out);
 		break;
-	case COW__FN_SQUEEZE_ALL:
+	case COW__STEP_SQUEEZE_ALL:
 		st = cow_tensor_squeeze_all(t, out);
 		break;
-	case COW__FN_EXPAND:
+	case COW__STEP_EXPAND:
 		st = cow_tensor_expand(t, s->ndim, s->sizes, out);
 		break;
-	case COW__FN_DIAGONAL:
+	case COW__STEP_DIAGONAL:
 		st = cow_tensor_diagonal(t, s->a, s->dim, s->dim2, out);
 		break;
-	case COW__FN_AS_STRIDED:
+	case COW__STEP_AS_STRIDED:
 		st = cow_tensor_as_strided(t, s->ndim, s->sizes, s->strides,
 		    s->a, out);
 		break;
 	default:
 		return cow__error(COW_EINVAL, func, "unknown view kind");
 	}
-	return st == COW_OK ? COW_OK : cow_again(st, func);
+	return st == COW_OK ? COW_OK : forward_error(st, func);
 }
 
 static cow_status_t
-cow_s_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+s_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = cow_s_view(s, in->strided, &r, func)) != COW_OK)
+	if ((st = s_view(s, in->strided, &r, func)) != COW_OK)
 		return st;
-	return cow_wrap(r, in->alloc, out, func);
+	return wrap_value(r, in->alloc, out, func);
 }
 
 static cow_status_t
-cow_s_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	int perm[COW__FN_MAXD];
@@ -176,15 +176,15 @@ cow_s_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 	cow_status_t st;
 
 	switch (s->kind) {
-	case COW__FN_SELECT:
-	case COW__FN_SLICE:
-	case COW__FN_NARROW:
-	case COW__FN_DIAGONAL:
-	case COW__FN_AS_STRIDED:
+	case COW__STEP_SELECT:
+	case COW__STEP_SLICE:
+	case COW__STEP_NARROW:
+	case COW__STEP_DIAGONAL:
+	case COW__STEP_AS_STRIDED:
 		/* Part of the parent changes: write a lazy clone of it. */
 		if ((st = cow_tensor_lazy_clone(parent->strided, &n)) != COW_OK)
-			return cow_again(st, func);
-		if ((st = cow_s_view(s, n, &v, func)) != COW_OK) {
+			return forward_error(st, func);
+		if ((st = s_view(s, n, &v, func)) != COW_OK) {
 			cow_tensor_release(n);
 			return st;
 		}
@@ -194,39 +194,39 @@ cow_s_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 			cow_tensor_release(n);
 			return st;
 		}
-		return cow_wrap(n, parent->alloc, out, func);
-	case COW__FN_TRANSPOSE:
+		return wrap_value(n, parent->alloc, out, func);
+	case COW__STEP_TRANSPOSE:
 		if ((st = cow_tensor_transpose(src->strided, s->dim, s->dim2,
 		    &n)) != COW_OK)
-			return cow_again(st, func);
-		return cow_wrap(n, parent->alloc, out, func);
-	case COW__FN_PERMUTE:
+			return forward_error(st, func);
+		return wrap_value(n, parent->alloc, out, func);
+	case COW__STEP_PERMUTE:
 		for (int d = 0; d < s->ndim; d++)
 			perm[s->perm[d]] = d;
 		if ((st = cow_tensor_permute(src->strided, s->ndim, perm,
 		    &n)) != COW_OK)
-			return cow_again(st, func);
-		return cow_wrap(n, parent->alloc, out, func);
+			return forward_error(st, func);
+		return wrap_value(n, parent->alloc, out, func);
 	default:
 		/* view, unsqueeze, squeeze, squeeze_all, expand (written only
 		 * when it broadcasts nothing): the same elements in the
 		 * parent's shape. */
-		if ((st = cow_reshaped(src->strided, s->in_ndim, s->in_sizes,
+		if ((st = reshaped(src->strided, s->in_ndim, s->in_sizes,
 		    &n, func)) != COW_OK)
 			return st;
-		return cow_wrap(n, parent->alloc, out, func);
+		return wrap_value(n, parent->alloc, out, func);
 	}
 }
 
 static cow_status_t
-cow_s_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
+s_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, cow_tensor_t **out, const char *func)
 {
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, alloc, out, func);
 }
 
 static cow_status_t
-cow_s_full(const cow_backend_t *be, cow_allocator_t *alloc,
+s_full(const cow_backend_t *be, cow_allocator_t *alloc,
     cow_dtype_t dtype, int ndim, const int64_t *sizes,
     const struct cow__fn_scalar *x, struct cow__fval **out, const char *func)
 {
@@ -235,7 +235,7 @@ cow_s_full(const cow_backend_t *be, cow_allocator_t *alloc,
 	char *p;
 
 	(void)be;
-	if ((st = cow_s_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
+	if ((st = s_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
 		return st;
 	if (!x->is_int)
 		st = cow__kernel_fill(r, x->f, func);
@@ -248,99 +248,99 @@ cow_s_full(const cow_backend_t *be, cow_allocator_t *alloc,
 		cow_tensor_release(r);
 		return st;
 	}
-	return cow_wrap(r, alloc, out, func);
+	return wrap_value(r, alloc, out, func);
 }
 
 /* Finish an op whose kernel wrote @r. */
 static cow_status_t
-cow_s_done(cow_status_t st, cow_tensor_t *r, cow_allocator_t *alloc,
+s_done(cow_status_t st, cow_tensor_t *r, cow_allocator_t *alloc,
     struct cow__fval **out, const char *func)
 {
 	if (st != COW_OK) {
 		cow_tensor_release(r);
 		return st;
 	}
-	return cow_wrap(r, alloc, out, func);
+	return wrap_value(r, alloc, out, func);
 }
 
 static cow_status_t
-cow_s_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
+s_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
     int ndim, const int64_t *sizes, struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = cow_s_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
+	if ((st = s_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
 	    COW_OK)
 		return st;
-	return cow_s_done(cow__kernel_binary(op, r, a->strided, b->strided,
+	return s_done(cow__kernel_binary(op, r, a->strided, b->strided,
 	    func), r, a->alloc, out, func);
 }
 
 static cow_status_t
-cow_s_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
+s_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
     struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = cow_s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
+	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
 	    func)) != COW_OK)
 		return st;
-	return cow_s_done(cow__kernel_binary_scalar(op, r, a->strided, x,
+	return s_done(cow__kernel_binary_scalar(op, r, a->strided, x,
 	    func), r, a->alloc, out, func);
 }
 
 static cow_status_t
-cow_s_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
+s_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = cow_s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
+	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
 	    func)) != COW_OK)
 		return st;
-	return cow_s_done(cow__kernel_neg(r, a->strided, func), r, a->alloc,
+	return s_done(cow__kernel_neg(r, a->strided, func), r, a->alloc,
 	    out, func);
 }
 
 static cow_status_t
-cow_s_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
+s_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = cow_s_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
+	if ((st = s_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
 	    COW_OK)
 		return st;
-	return cow_s_done(cow__kernel_copy(r, src->strided, func), r,
+	return s_done(cow__kernel_copy(r, src->strided, func), r,
 	    src->alloc, out, func);
 }
 
 static cow_status_t
-cow_s_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
+s_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
     struct cow__fval **out, const char *func)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = cow_s_new(a->alloc, cow__sum_dtype(a->dtype), ndim, sizes,
+	if ((st = s_new(a->alloc, cow__sum_dtype(a->dtype), ndim, sizes,
 	    &r, func)) != COW_OK)
 		return st;
-	return cow_s_done(cow__kernel_sum(r, a->strided, mask, func), r,
+	return s_done(cow__kernel_sum(r, a->strided, mask, func), r,
 	    a->alloc, out, func);
 }
 
 static cow_status_t
-cow_s_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
+s_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
     const char *func)
 {
 	return cow__kernel_equal(a->strided, b->strided, out, func);
 }
 
 static const char *
-cow_s_element(struct cow__fval *v, const int64_t *index)
+s_element(struct cow__fval *v, const int64_t *index)
 {
 	const cow_tensor_t *t = v->strided;
 	const char *p;
@@ -355,36 +355,36 @@ cow_s_element(struct cow__fval *v, const int64_t *index)
 }
 
 static const void *
-cow_s_dense_data(struct cow__fval *v, bool *need_copy)
+s_dense_data(struct cow__fval *v, bool *need_copy)
 {
 	*need_copy = !v->strided->contiguous;
 	return *need_copy ? NULL : cow_tensor_const_data(v->strided);
 }
 
 static void
-cow_s_destroy(struct cow__fval *v)
+s_destroy(struct cow__fval *v)
 {
 	cow_tensor_release(v->strided);
 }
 
-static const struct cow__backend_ops cow_strided_ops = {
-	.import = cow_s_import,
-	.export_plain = cow_s_export,
-	.canonical = cow_s_canonical,
-	.view_copy = cow_s_view_copy,
-	.scatter = cow_s_scatter,
-	.full = cow_s_full,
-	.binary = cow_s_binary,
-	.binary_scalar = cow_s_binary_scalar,
-	.neg = cow_s_neg,
-	.convert = cow_s_convert,
-	.sum = cow_s_sum,
-	.equal = cow_s_equal,
-	.element = cow_s_element,
-	.dense_data = cow_s_dense_data,
-	.destroy = cow_s_destroy,
+static const struct cow__backend_ops strided_ops = {
+	.import = s_import,
+	.export_plain = s_export,
+	.canonical = s_canonical,
+	.view_copy = s_view_copy,
+	.scatter = s_scatter,
+	.full = s_full,
+	.binary = s_binary,
+	.binary_scalar = s_binary_scalar,
+	.neg = s_neg,
+	.convert = s_convert,
+	.sum = s_sum,
+	.equal = s_equal,
+	.element = s_element,
+	.dense_data = s_dense_data,
+	.destroy = s_destroy,
 };
 
 const struct cow_backend_s cow__backend_strided = {
-	"strided", false, &cow_strided_ops
+	"strided", false, &strided_ops
 };

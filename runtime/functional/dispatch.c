@@ -1,7 +1,8 @@
 /*
- * dispatch.c - the thread state of the layer (mode, backend, trace), the
- * creation hook, and the public functions of functional.h that are not
- * ops: backends, wrap, to_plain, sync, transpose_, info.
+ * dispatch.c - the thread state of the layer (mode, backend, trace), its
+ * table of tensor hooks (tensor/ext.h) and the creation hook it installs,
+ * and the public functions of functional.h that are not ops: backends,
+ * wrap, to_plain, sync, transpose_, info.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,10 +10,44 @@
 #include "core/error.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
+#include "tensor/ext.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
 _Thread_local struct cow__fn_thread cow__fn_tls;
+
+const struct cow__tensor_ext cow__fn_ext = {
+	.adopt = cow__fn_adopt,
+	.adopt_storage = cow__fn_adopt_storage,
+	.destroy = cow__fn_tensor_destroy,
+	.view = cow__fn_view_step,
+	.reshape = cow__fn_reshape,
+	.clone = cow__fn_clone,
+	.lazy_clone = cow__fn_lazy_clone,
+	.const_data = cow__fn_const_data,
+	.mutable_data = cow__fn_mutable_data,
+	.get = cow__fn_get,
+	.set = cow__fn_set,
+	.fill_ = cow__fn_fill_,
+	.binary_scalar_ = cow__fn_binary_scalar_,
+	.binary_ = cow__fn_binary_,
+	.copy_ = cow__fn_copy_,
+	.binary = cow__fn_binary,
+	.neg = cow__fn_neg,
+	.sum = cow__fn_sum,
+	.equal = cow__fn_equal,
+};
+
+/* The thread creates functional tensors when its mode is on or its
+ * backend needs the layer: install the creation hook accordingly. */
+static void
+creating_update(void)
+{
+	struct cow__fn_thread *s = &cow__fn_tls;
+
+	cow__tensor_ext_creating_set(s->mode || (s->backend != NULL &&
+	    s->backend->needs_functionalization) ? &cow__fn_ext : NULL);
+}
 
 const cow_backend_t *
 cow_backend_strided(void)
@@ -45,6 +80,7 @@ cow_backend_set_thread(const cow_backend_t *backend,
 	if (previous != NULL)
 		*previous = cow__fn_thread_backend();
 	cow__fn_tls.backend = backend;
+	creating_update();
 	return COW_OK;
 }
 
@@ -56,7 +92,7 @@ cow__fn_thread_backend(void)
 }
 
 const cow_backend_t *
-cow_backend_thread(void)
+cow_backend_get_thread(void)
 {
 	return cow__fn_thread_backend();
 }
@@ -67,11 +103,12 @@ cow_functional_mode_set_thread(bool on, bool *previous)
 	if (previous != NULL)
 		*previous = cow__fn_tls.mode;
 	cow__fn_tls.mode = on;
+	creating_update();
 	return COW_OK;
 }
 
 bool
-cow_functional_mode_thread(void)
+cow_functional_mode_get_thread(void)
 {
 	return cow__fn_tls.mode;
 }
@@ -79,37 +116,25 @@ cow_functional_mode_thread(void)
 bool
 cow_tensor_is_functional(const cow_tensor_t *t)
 {
-	return COW__FN_ON(t);
+	return t != NULL && cow__fn_of(t) != NULL;
 }
 
 const cow_backend_t *
 cow_functional_backend(const cow_tensor_t *t)
 {
-	return COW__FN_ON(t) ? t->fn->group->be : NULL;
+	const struct cow__fn *fn = t != NULL ? cow__fn_of(t) : NULL;
+
+	return fn != NULL ? fn->group->be : NULL;
 }
 
 /* ------------------------------------------------------------------ */
 /* Creation.                                                             */
 
-bool
-cow__fn_creating(void)
-{
-	struct cow__fn_thread *s = &cow__fn_tls;
-
-	if (s->suspended || (!s->mode && (s->backend == NULL ||
-	    !s->backend->needs_functionalization)))
-		return false;
-	/* The creation runs once more, plainly, and cow__fn_adopt() takes
-	 * its result. */
-	s->suspended = true;
-	return true;
-}
-
 /* A new functional tensor holding @t's elements on @be (@owned: @t's
  * reference is handed over). The trace names it @what, with the fill
  * @value when there is one. */
 static cow_status_t
-cow_adopt(const cow_backend_t *be, cow_tensor_t *t, bool owned,
+adopt_as(const cow_backend_t *be, cow_tensor_t *t, bool owned,
     const char *what, const double *value, cow_tensor_t **out,
     const char *func)
 {
@@ -140,14 +165,13 @@ cow__fn_adopt(cow_status_t st, cow_tensor_t *plain, const double *value,
 {
 	const char *what = func;
 
-	cow__fn_tls.suspended = false;
 	if (st != COW_OK)
 		return st;
 	if (strncmp(what, "cow_tensor_", 11) == 0)
 		what += 11;
 	/* Imported as a read (the plain tensor's storage may be the
 	 * caller's: cow_tensor_from_storage), then dropped. */
-	st = cow_adopt(cow__fn_thread_backend(), plain, false, what, value,
+	st = adopt_as(cow__fn_thread_backend(), plain, false, what, value,
 	    out, func);
 	cow_tensor_release(plain);
 	return st;
@@ -176,40 +200,42 @@ cow_status_t
 cow_functional_wrap(cow_tensor_t *t, const cow_backend_t *backend,
     cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	const struct cow__fn *fn;
+
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (backend == NULL)
 		backend = cow__fn_thread_backend();
-	if (t->fn != NULL) {
-		if (t->fn->group->be != backend)
+	if ((fn = cow__fn_of(t)) != NULL) {
+		if (fn->group->be != backend)
 			return cow__error(COW_EINVAL, __func__,
 			    "the tensor is functional on backend %s, not %s",
-			    t->fn->group->be->name, backend->name);
+			    fn->group->be->name, backend->name);
 		return cow__fn_clone(t, out, __func__);
 	}
-	return cow_adopt(backend, t, false, "input", NULL, out, __func__);
+	return adopt_as(backend, t, false, "input", NULL, out, __func__);
 }
 
 cow_status_t
 cow_functional_to_plain(cow_tensor_t *t, cow_tensor_t **out)
 {
+	const struct cow__fn *fn;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (t->fn == NULL)
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if ((fn = cow__fn_of(t)) == NULL)
 		return cow_tensor_lazy_clone(t, out);
 	if ((st = cow__fn_sync(t, __func__)) != COW_OK)
 		return st;
-	return t->fn->value->be->ops->export_plain(t->fn->value, out,
-	    __func__);
+	return fn->value->be->ops->export_plain(fn->value, out, __func__);
 }
 
 cow_status_t
 cow_functional_sync(cow_tensor_t *t)
 {
-	COW__CHECK_NOT_NULL(t);
-	if (t->fn == NULL)
+	COW__RETURN_IF_NULL(t);
+	if (cow__fn_of(t) == NULL)
 		return COW_OK;
 	return cow__fn_sync(t, __func__);
 }
@@ -217,24 +243,23 @@ cow_functional_sync(cow_tensor_t *t)
 cow_status_t
 cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 {
-	struct cow__fn_layout in, l;
+	struct cow__layout l;
 	struct cow__fn_path *path;
-	struct cow__fn_step s;
+	struct cow__view_step s;
 	struct cow__fval *v;
 	struct cow__fn *fn;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	if ((fn = t->fn) == NULL)
+	COW__RETURN_IF_NULL(t);
+	if ((fn = cow__fn_of(t)) == NULL)
 		return cow__error(COW_ENOTSUP, __func__, "a plain tensor's "
 		    "metadata is immutable: use cow_tensor_transpose()");
-	memset(&s, 0, sizeof s);
-	s.kind = COW__FN_TRANSPOSE;
+	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
-	cow__fn_layout_of(t, &in);
-	if ((st = cow__fn_step_make(&s, &in, t->itemsize,
-	    fn->group->base_nbytes, &l, __func__)) != COW_OK)
+	cow__layout_of(t, &l);
+	if ((st = cow__view_step_make(&s, &l, t->itemsize,
+	    fn->group->base_nbytes, __func__)) != COW_OK)
 		return st;
 	if ((st = cow__fn_path_append(fn->path, &s, fn->group->alloc, &path,
 	    __func__)) != COW_OK)
@@ -248,12 +273,7 @@ cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 	cow__fn_path_release(fn->path);
 	fn->path = path;
 	cow__fval_assign(&fn->value, v);
-	for (int d = 0; d < l.ndim; d++) {
-		t->sizes[d] = l.sizes[d];
-		t->strides[d] = l.strides[d];
-	}
-	t->offset = l.offset;
-	t->contiguous = cow__is_contiguous(t->ndim, t->sizes, t->strides);
+	cow__tensor_set_layout(t, &l);
 	return COW_OK;
 }
 
@@ -261,19 +281,20 @@ cow_status_t
 cow_functional_info(const cow_tensor_t *t, cow_functional_info_t *out)
 {
 	const struct cow__fn_group *g;
+	const struct cow__fn *fn;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (t->fn == NULL)
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if ((fn = cow__fn_of(t)) == NULL)
 		return cow__error(COW_EINVAL, __func__,
 		    "the tensor is not functional");
-	g = t->fn->group;
+	g = fn->group;
 	out->generation = g->generation;
-	out->tensor_generation = t->fn->generation;
+	out->tensor_generation = fn->generation;
 	out->pending_updates = g->nupd;
 	out->pending_bytes = g->pending_bytes;
 	out->base_bytes = g->base_nbytes;
-	out->path_length = t->fn->path->len;
+	out->path_length = fn->path->len;
 	out->updates_applied = g->applied;
 	out->updates_coalesced = g->coalesced;
 	out->eager_flushes = g->flushes;

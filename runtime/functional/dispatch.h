@@ -1,14 +1,11 @@
 /*
- * dispatch.h - the dispatch step of the tensor API (seed 004).
- *
- * Every public entry point of tensor.h and ops.h makes one check after its
- * NULL checks: when a tensor argument is functional (cow_tensor_t::fn set)
- * the call goes to the layer's kernel of the same name (cow__fn_<op>), which
- * keeps the public function's contract. Creation functions check whether
- * the calling thread creates functional tensors (its mode, or a backend
- * that needs functionalization) and hand their plain result to
+ * dispatch.h - the layer's tensor hooks: the functions of its
+ * table cow__fn_ext (tensor/ext.h), which the tensor API calls for a
+ * functional tensor, each keeping its public function's contract, and
+ * the creation hooks: on a thread whose mode is on, or whose backend
+ * needs functionalization, the tensor layer hands its plain creations to
  * cow__fn_adopt() (cow__fn_adopt_storage() for a tensor over the caller's
- * storage). Plain tensors pay one load and branch per call.
+ * storage).
  */
 #ifndef COW_FUNCTIONAL_DISPATCH_H
 #define COW_FUNCTIONAL_DISPATCH_H
@@ -21,18 +18,11 @@
 
 #include "tensor/kernels.h"
 #include "tensor/tensor.h"
+#include "tensor/view_step.h"
 
-/* Does a call with these tensor arguments go through the layer? */
-#define COW__FN_ON(t) ((t) != NULL && (t)->fn != NULL)
-#define COW__FN_ON2(a, b) (COW__FN_ON(a) || COW__FN_ON(b))
-
-/* Does the calling thread create functional tensors right now? Arms the
- * adoption of the creation's result (cow__fn_adopt must follow). */
-bool cow__fn_creating(void);
-
-/* Finish a creation begun under cow__fn_creating(): when @st is COW_OK,
- * turn @plain (owned) into a functional tensor in *out. @value: the fill
- * value the trace shows (NULL: none). Returns the status. */
+/* Finish a creation of the tensor layer (ext.h): when @st is COW_OK, turn
+ * @plain (owned) into a functional tensor in *out. @value: the fill value
+ * the trace shows (NULL: none). Returns the status. */
 cow_status_t cow__fn_adopt(cow_status_t st, cow_tensor_t *plain,
     const double *value, cow_tensor_t **out, const char *func);
 
@@ -45,29 +35,10 @@ cow_status_t cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 /* Release hook: drop a functional tensor's layer state. */
 void cow__fn_tensor_destroy(cow_tensor_t *t);
 
-/* Views (arguments as the public functions). */
-cow_status_t cow__fn_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out);
-cow_status_t cow__fn_select(cow_tensor_t *t, int dim, int64_t index,
-    cow_tensor_t **out);
-cow_status_t cow__fn_slice(cow_tensor_t *t, int dim, int64_t start,
-    int64_t end, int64_t step, cow_tensor_t **out);
-cow_status_t cow__fn_narrow(cow_tensor_t *t, int dim, int64_t start,
-    int64_t length, cow_tensor_t **out);
-cow_status_t cow__fn_transpose(cow_tensor_t *t, int dim0, int dim1,
-    cow_tensor_t **out);
-cow_status_t cow__fn_permute(cow_tensor_t *t, int ndim, const int *dims,
-    cow_tensor_t **out);
-cow_status_t cow__fn_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out);
-cow_status_t cow__fn_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out);
-cow_status_t cow__fn_squeeze_all(cow_tensor_t *t, cow_tensor_t **out);
-cow_status_t cow__fn_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out);
-cow_status_t cow__fn_diagonal(cow_tensor_t *t, int64_t offset, int dim1,
-    int dim2, cow_tensor_t **out);
-cow_status_t cow__fn_as_strided(cow_tensor_t *t, int ndim,
-    const int64_t *sizes, const int64_t *strides, int64_t storage_offset,
-    cow_tensor_t **out);
+/* Views: the view of @t by the step @s (view_step.h; arguments set by
+ * the view function @func, not yet checked). */
+cow_status_t cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
+    cow_tensor_t **out, const char *func);
 cow_status_t cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out);
 

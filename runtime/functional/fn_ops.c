@@ -30,50 +30,54 @@
 
 /* The backend of a call: its first functional argument's. */
 static const cow_backend_t *
-cow_backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
+backend_of(const cow_tensor_t *a, const cow_tensor_t *b)
 {
-	return COW__FN_ON(a) ? a->fn->group->be : b->fn->group->be;
+	const struct cow__fn *fn = cow__fn_of(a);
+
+	return (fn != NULL ? fn : cow__fn_of(b))->group->be;
 }
 
 /* The current value of @t on @be (a new reference). */
 static cow_status_t
-cow_value(const cow_tensor_t *t, const cow_backend_t *be,
+current_value(const cow_tensor_t *t, const cow_backend_t *be,
     struct cow__fval **out, const char *func)
 {
+	struct cow__fn *fn = cow__fn_of(t);
 	cow_status_t st;
 
-	if (t->fn == NULL)
+	if (fn == NULL)
 		return cow__fn_import_plain(be, (cow_tensor_t *)t, out, func);
-	if (t->fn->group->be != be)
+	if (fn->group->be != be)
 		return cow__error(COW_EINVAL, func, "functional tensors on "
 		    "backends %s and %s cannot be mixed", be->name,
-		    t->fn->group->be->name);
+		    fn->group->be->name);
 	/* A read: sync (the layer's state changes, not the values). */
 	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
-	cow__fval_retain(t->fn->value);
-	*out = t->fn->value;
+	cow__fval_retain(fn->value);
+	*out = fn->value;
 	return COW_OK;
 }
 
 /* A plain tensor with @t's current values (plain @t: itself, retained). */
 static cow_status_t
-cow_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
+as_plain(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 {
+	struct cow__fn *fn = cow__fn_of(t);
 	cow_status_t st;
 
-	if (t->fn == NULL) {
+	if (fn == NULL) {
 		cow_tensor_retain((cow_tensor_t *)t);
 		*out = (cow_tensor_t *)t;
 		return COW_OK;
 	}
 	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
-	return t->fn->value->be->ops->export_plain(t->fn->value, out, func);
+	return fn->value->be->ops->export_plain(fn->value, out, func);
 }
 
 static void
-cow_trace_op(const char *op, const struct cow__fval *r,
+trace_op(const char *op, const struct cow__fval *r,
     const struct cow__fval *a, const struct cow__fval *b, const char *extra)
 {
 	char shape[COW__SHAPE_STR_MAX];
@@ -97,31 +101,25 @@ cow_trace_op(const char *op, const struct cow__fval *r,
 /* ------------------------------------------------------------------ */
 /* Views.                                                                */
 
-static void
-cow_step_init(struct cow__fn_step *s, enum cow__fn_kind kind)
+/* A view of @t by the step @s (arguments set by the view function, not
+ * yet checked). Never syncs. */
+cow_status_t
+cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
+    cow_tensor_t **out, const char *func)
 {
-	memset(s, 0, sizeof *s);
-	s->kind = kind;
-}
-
-/* A view of @t by the step @s (raw arguments set). Never syncs. */
-static cow_status_t
-cow_view(cow_tensor_t *t, struct cow__fn_step *s, cow_tensor_t **out,
-    const char *func)
-{
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
-	struct cow__fn_layout in, l;
 	struct cow__fn_path *path;
 	struct cow__fval *v, *from;
+	struct cow__layout l;
 	uint64_t gen;
 	cow_status_t st;
 
-	cow__fn_layout_of(t, &in);
-	if ((st = cow__fn_step_make(s, &in, t->itemsize, g->base_nbytes, &l,
+	cow__layout_of(t, &l);
+	if ((st = cow__view_step_make(s, &l, t->itemsize, g->base_nbytes,
 	    func)) != COW_OK)
 		return st;
-	if (s->kind == COW__FN_AS_STRIDED) {
+	if (s->kind == COW__STEP_AS_STRIDED) {
 		/* Absolute: from the base, current only with no update
 		 * pending. */
 		from = g->base;
@@ -140,200 +138,30 @@ cow_view(cow_tensor_t *t, struct cow__fn_step *s, cow_tensor_t **out,
 }
 
 cow_status_t
-cow__fn_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-	cow_status_t st;
-
-	cow_step_init(&s, COW__FN_VIEW);
-	if ((st = cow__shape_infer(t->numel, ndim, sizes, s.sizes,
-	    "cow_tensor_view")) != COW_OK)
-		return st;
-	s.ndim = ndim;
-	return cow_view(t, &s, out, "cow_tensor_view");
-}
-
-cow_status_t
-cow__fn_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SELECT);
-	s.dim = dim;
-	s.a = index;
-	return cow_view(t, &s, out, "cow_tensor_select");
-}
-
-cow_status_t
-cow__fn_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
-    int64_t step, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SLICE);
-	s.dim = dim;
-	s.a = start;
-	s.b = end;
-	s.c = step;
-	return cow_view(t, &s, out, "cow_tensor_slice");
-}
-
-cow_status_t
-cow__fn_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_NARROW);
-	s.dim = dim;
-	s.a = start;
-	s.b = length;
-	return cow_view(t, &s, out, "cow_tensor_narrow");
-}
-
-cow_status_t
-cow__fn_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_TRANSPOSE);
-	s.dim = dim0;
-	s.dim2 = dim1;
-	return cow_view(t, &s, out, "cow_tensor_transpose");
-}
-
-cow_status_t
-cow__fn_permute(cow_tensor_t *t, int ndim, const int *dims,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	if (ndim != t->ndim)
-		return cow__error(COW_ESHAPE, "cow_tensor_permute",
-		    "%d dims given for a tensor with %d dimensions", ndim,
-		    t->ndim);
-	if (ndim > 0 && dims == NULL)
-		return cow__error(COW_EINVAL, "cow_tensor_permute",
-		    "argument 'dims' is NULL");
-	cow_step_init(&s, COW__FN_PERMUTE);
-	s.ndim = ndim;
-	for (int d = 0; d < ndim; d++)
-		s.perm[d] = dims[d];
-	return cow_view(t, &s, out, "cow_tensor_permute");
-}
-
-cow_status_t
-cow__fn_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_UNSQUEEZE);
-	s.dim = dim;
-	return cow_view(t, &s, out, "cow_tensor_unsqueeze");
-}
-
-cow_status_t
-cow__fn_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SQUEEZE);
-	s.dim = dim;
-	return cow_view(t, &s, out, "cow_tensor_squeeze");
-}
-
-cow_status_t
-cow__fn_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_SQUEEZE_ALL);
-	return cow_view(t, &s, out, "cow_tensor_squeeze_all");
-}
-
-cow_status_t
-cow__fn_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	if (ndim < t->ndim || ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE, "cow_tensor_expand",
-		    "ndim %d out of range [%d, %d]", ndim, t->ndim,
-		    COW_TENSOR_MAX_NDIM);
-	if (ndim > 0 && sizes == NULL)
-		return cow__error(COW_EINVAL, "cow_tensor_expand",
-		    "sizes is NULL but ndim is %d", ndim);
-	cow_step_init(&s, COW__FN_EXPAND);
-	s.ndim = ndim;
-	for (int d = 0; d < ndim; d++)
-		s.sizes[d] = sizes[d];
-	return cow_view(t, &s, out, "cow_tensor_expand");
-}
-
-cow_status_t
-cow__fn_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
-    cow_tensor_t **out)
-{
-	struct cow__fn_step s;
-
-	cow_step_init(&s, COW__FN_DIAGONAL);
-	s.a = offset;
-	s.dim = dim1;
-	s.dim2 = dim2;
-	return cow_view(t, &s, out, "cow_tensor_diagonal");
-}
-
-cow_status_t
-cow__fn_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    const int64_t *strides, int64_t storage_offset, cow_tensor_t **out)
-{
-	static const char func[] = "cow_tensor_as_strided";
-	struct cow__fn_step s;
-	cow_status_t st;
-
-	if ((st = cow__shape_check(ndim, sizes, t->itemsize, NULL, NULL,
-	    func)) != COW_OK)
-		return st;
-	if (ndim > 0 && strides == NULL)
-		return cow__error(COW_EINVAL, func,
-		    "strides is NULL but ndim is %d", ndim);
-	cow_step_init(&s, COW__FN_AS_STRIDED);
-	s.ndim = ndim;
-	for (int d = 0; d < ndim; d++) {
-		s.sizes[d] = sizes[d];
-		s.strides[d] = strides[d];
-	}
-	s.a = storage_offset;
-	return cow_view(t, &s, out, func);
-}
-
-cow_status_t
 cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out)
 {
 	static const char func[] = "cow_tensor_reshape";
 	int64_t ns[COW__FN_MAXD], nst[COW__FN_MAXD];
-	struct cow__fn_step s;
+	struct cow__view_step s;
 	cow_tensor_t *c;
 	cow_status_t st;
 
 	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, func)) != COW_OK)
 		return st;
-	cow_step_init(&s, COW__FN_VIEW);
+	cow__view_step_init(&s, COW__STEP_VIEW);
 	s.ndim = ndim;
 	memcpy(s.sizes, ns, (size_t)ndim * sizeof ns[0]);
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
 		if (cow_reshape_mode_effective() != COW_RESHAPE_LAZY_COPY)
-			return cow_view(t, &s, out, func);
+			return cow__fn_view_step(t, &s, out, func);
 		/* No aliasing: a view of a lazy clone. */
 		if ((st = cow__fn_lazy_clone(t, &c)) != COW_OK)
 			return st;
 	} else if ((st = cow__fn_clone(t, &c, func)) != COW_OK) {
 		return st;
 	}
-	st = cow_view(c, &s, out, func);
+	st = cow__fn_view_step(c, &s, out, func);
 	cow_tensor_release(c);
 	return st;
 }
@@ -347,7 +175,8 @@ cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 	struct cow__fval *v;
 	cow_status_t st;
 
-	if ((st = cow_value(t, t->fn->group->be, &v, func)) != COW_OK)
+	if ((st = current_value(t, cow__fn_of(t)->group->be, &v, func)) !=
+	    COW_OK)
 		return st;
 	/* The value is immutable: the clone shares it (a lazy copy), and a
 	 * non-canonical one is copied once into a base. */
@@ -358,23 +187,23 @@ cow_status_t
 cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
 	static const char func[] = "cow_tensor_lazy_clone";
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g;
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	cow_status_t st;
 
 	/* Like a strided lazy clone: a new group sharing the whole base,
 	 * with @t's path and layout. The base must be current: apply the
 	 * queue even when @t's own value is (its last write may be queued). */
-	if ((st = cow__fn_group_flush(t->fn->group, func)) != COW_OK ||
+	if ((st = cow__fn_group_flush(fn->group, func)) != COW_OK ||
 	    (st = cow__fn_sync(t, func)) != COW_OK)
 		return st;
-	cow__fval_retain(t->fn->group->base);
-	if ((st = cow__fn_group_new(t->fn->group->base, &g, func)) != COW_OK)
+	cow__fval_retain(fn->group->base);
+	if ((st = cow__fn_group_new(fn->group->base, &g, func)) != COW_OK)
 		return st;
-	cow__fval_retain(t->fn->value);
-	cow__fn_layout_of(t, &l);
-	st = cow__fn_tensor_new(g, t->fn->path, t->fn->value, 0, &l, out,
-	    func);
+	cow__fval_retain(fn->value);
+	cow__layout_of(t, &l);
+	st = cow__fn_tensor_new(g, fn->path, fn->value, 0, &l, out, func);
 	cow__fn_group_release(g);
 	return st;
 }
@@ -386,7 +215,7 @@ const void *
 cow__fn_const_data(const cow_tensor_t *t)
 {
 	static const char func[] = "cow_tensor_const_data";
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fval *c;
 	const void *p;
 	bool copy;
@@ -425,7 +254,7 @@ cow__fn_get(const cow_tensor_t *t, const int64_t *index, double *f,
 	if ((st = cow__index_check(t, index, idx, func)) != COW_OK ||
 	    (st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
-	p = t->fn->value->be->ops->element(t->fn->value, idx);
+	p = cow__fn_of(t)->value->be->ops->element(cow__fn_of(t)->value, idx);
 	if (f != NULL)
 		*f = cow__load_f64(t->dtype, p);
 	else
@@ -440,6 +269,8 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	struct cow__fn_scalar x = {f == NULL, f != NULL ? *f : 0.0,
 	    i != NULL ? *i : 0};
 	int64_t idx[COW__FN_MAXD], off;
+	const cow_backend_t *be;
+	struct cow__view_step s;
 	struct cow__fval *v;
 	cow_tensor_t *e;
 	cow_status_t st;
@@ -451,11 +282,15 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	off = t->offset;
 	for (int d = 0; d < t->ndim; d++)
 		off += idx[d] * t->strides[d];
-	if ((st = cow__fn_as_strided(t, 0, NULL, NULL, off, &e)) != COW_OK)
+	cow__view_step_init(&s, COW__STEP_AS_STRIDED);
+	s.a = off;
+	if ((st = cow__fn_view_step(t, &s, &e, "cow_tensor_as_strided")) !=
+	    COW_OK)
 		return st;
-	if ((st = e->fn->group->be->ops->full(e->fn->group->be, e->alloc,
-	    t->dtype, 0, NULL, &x, &v, func)) == COW_OK) {
-		cow_trace_op("full", v, NULL, NULL, "");
+	be = cow__fn_of(e)->group->be;
+	if ((st = be->ops->full(be, e->alloc, t->dtype, 0, NULL, &x, &v,
+	    func)) == COW_OK) {
+		trace_op("full", v, NULL, NULL, "");
 		st = cow__fn_commit_write(e, v, func);
 	}
 	cow_tensor_release(e);
@@ -470,7 +305,8 @@ cow__fn_fill_(cow_tensor_t *t, double value)
 {
 	static const char func[] = "cow_tensor_fill_";
 	struct cow__fn_scalar x = {false, value, 0};
-	const cow_backend_t *be = t->fn->group->be;
+	struct cow__fn_group *g = cow__fn_of(t)->group;
+	const cow_backend_t *be = g->be;
 	struct cow__fval *v;
 	char extra[64];
 	cow_status_t st;
@@ -478,11 +314,11 @@ cow__fn_fill_(cow_tensor_t *t, double value)
 	if (t->numel == 0)
 		return COW_OK;
 	if ((st = cow__check_writable(t, func)) != COW_OK ||
-	    (st = be->ops->full(be, t->fn->group->alloc, t->dtype, t->ndim,
-	    t->sizes, &x, &v, func)) != COW_OK)
+	    (st = be->ops->full(be, g->alloc, t->dtype, t->ndim, t->sizes, &x,
+	    &v, func)) != COW_OK)
 		return st;
 	snprintf(extra, sizeof extra, ", %.17g", value);
-	cow_trace_op("full", v, NULL, NULL, extra);
+	trace_op("full", v, NULL, NULL, extra);
 	return cow__fn_commit_write(t, v, func);
 }
 
@@ -497,12 +333,13 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 	if (t->numel == 0)
 		return COW_OK;
 	if ((st = cow__check_writable(t, func)) != COW_OK ||
-	    (st = cow_value(t, t->fn->group->be, &a, func)) != COW_OK)
+	    (st = current_value(t, cow__fn_of(t)->group->be, &a, func)) !=
+	    COW_OK)
 		return st;
 	st = a->be->ops->binary_scalar(op, a, value, &v, func);
 	if (st == COW_OK) {
 		snprintf(extra, sizeof extra, ", %.17g", value);
-		cow_trace_op(op == COW__BINOP_ADD ? "add_scalar" :
+		trace_op(op == COW__BINOP_ADD ? "add_scalar" :
 		    "mul_scalar", v, a, NULL, extra);
 	}
 	cow__fval_release(a);
@@ -511,7 +348,7 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 
 /* Validation of dst = dst op other / dst = other, as the kernels do. */
 static cow_status_t
-cow_check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
+check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
     bool same_dtype, const char *func)
 {
 	int64_t bs[COW__FN_MAXD];
@@ -540,29 +377,29 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 	cow_tensor_t *p;
 	cow_status_t st;
 
-	if (t->fn == NULL) {
+	if (cow__fn_of(t) == NULL) {
 		/* A plain destination: the ordinary op with plain values. */
-		if ((st = cow_plain(other, &p, func)) != COW_OK)
+		if ((st = as_plain(other, &p, func)) != COW_OK)
 			return st;
 		st = op == COW__BINOP_ADD ? cow_tensor_add_(t, p) :
 		    cow_tensor_mul_(t, p);
 		cow_tensor_release(p);
 		return st;
 	}
-	be = t->fn->group->be;
-	if ((st = cow_check_into(t, other, true, func)) != COW_OK ||
+	be = cow__fn_of(t)->group->be;
+	if ((st = check_into(t, other, true, func)) != COW_OK ||
 	    t->numel == 0)
 		return st;
 	/* Read both (other may alias t: it is read as it was before). */
-	if ((st = cow_value(t, be, &a, func)) != COW_OK)
+	if ((st = current_value(t, be, &a, func)) != COW_OK)
 		return st;
-	if ((st = cow_value(other, be, &b, func)) != COW_OK) {
+	if ((st = current_value(other, be, &b, func)) != COW_OK) {
 		cow__fval_release(a);
 		return st;
 	}
 	st = be->ops->binary(op, a, b, t->ndim, t->sizes, &v, func);
 	if (st == COW_OK)
-		cow_trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, a, b, "");
+		trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, a, b, "");
 	cow__fval_release(a);
 	cow__fval_release(b);
 	return st == COW_OK ? cow__fn_commit_write(t, v, func) : st;
@@ -578,23 +415,23 @@ cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 	cow_tensor_t *p;
 	cow_status_t st;
 
-	if (dst->fn == NULL) {
-		if ((st = cow_plain(src, &p, func)) != COW_OK)
+	if (cow__fn_of(dst) == NULL) {
+		if ((st = as_plain(src, &p, func)) != COW_OK)
 			return st;
 		st = cow_tensor_copy_(dst, p);
 		cow_tensor_release(p);
 		return st;
 	}
-	be = dst->fn->group->be;
-	if ((st = cow_check_into(dst, src, false, func)) != COW_OK ||
+	be = cow__fn_of(dst)->group->be;
+	if ((st = check_into(dst, src, false, func)) != COW_OK ||
 	    dst->numel == 0)
 		return st;
-	if ((st = cow_value(src, be, &s, func)) != COW_OK)
+	if ((st = current_value(src, be, &s, func)) != COW_OK)
 		return st;
 	st = be->ops->convert(s, dst->dtype, dst->ndim, dst->sizes, &v, func);
 	if (st == COW_OK) {
 		snprintf(extra, sizeof extra, ", %s", cow_dtype_name(v->dtype));
-		cow_trace_op("copy", v, s, NULL, extra);
+		trace_op("copy", v, s, NULL, extra);
 	}
 	cow__fval_release(s);
 	return st == COW_OK ? cow__fn_commit_write(dst, v, func) : st;
@@ -605,7 +442,7 @@ cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 
 /* Finish an op: the result @v (reference consumed) as a new tensor. */
 static cow_status_t
-cow_result(cow_status_t st, struct cow__fval *v, cow_tensor_t **out,
+fresh_result(cow_status_t st, struct cow__fval *v, cow_tensor_t **out,
     const char *func)
 {
 	if (st != COW_OK)
@@ -617,7 +454,7 @@ cow_status_t
 cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out, const char *func)
 {
-	const cow_backend_t *be = cow_backend_of(a, b);
+	const cow_backend_t *be = backend_of(a, b);
 	int64_t sizes[COW__FN_MAXD];
 	struct cow__fval *va, *vb, *v;
 	cow_status_t st;
@@ -632,19 +469,19 @@ cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
 	    (st = cow__shape_check(ndim, sizes, a->itemsize, NULL, NULL,
 	    func)) != COW_OK)
 		return st;
-	if ((st = cow_value(a, be, &va, func)) != COW_OK)
+	if ((st = current_value(a, be, &va, func)) != COW_OK)
 		return st;
-	if ((st = cow_value(b, be, &vb, func)) != COW_OK) {
+	if ((st = current_value(b, be, &vb, func)) != COW_OK) {
 		cow__fval_release(va);
 		return st;
 	}
 	st = be->ops->binary(op, va, vb, ndim, sizes, &v, func);
 	if (st == COW_OK)
-		cow_trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, va, vb,
+		trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, va, vb,
 		    "");
 	cow__fval_release(va);
 	cow__fval_release(vb);
-	return cow_result(st, v, out, func);
+	return fresh_result(st, v, out, func);
 }
 
 cow_status_t
@@ -657,13 +494,14 @@ cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	if (a->dtype == COW_DTYPE_BOOL)
 		return cow__error(COW_EDTYPE, func,
 		    "negation is not defined for dtype bool");
-	if ((st = cow_value(a, a->fn->group->be, &va, func)) != COW_OK)
+	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) !=
+	    COW_OK)
 		return st;
 	st = va->be->ops->neg(va, &v, func);
 	if (st == COW_OK)
-		cow_trace_op("neg", v, va, NULL, "");
+		trace_op("neg", v, va, NULL, "");
 	cow__fval_release(va);
-	return cow_result(st, v, out, func);
+	return fresh_result(st, v, out, func);
 }
 
 cow_status_t
@@ -692,20 +530,21 @@ cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 		snprintf(extra, sizeof extra, ", dim=%d, keepdim=%d", d,
 		    (int)keepdim);
 	}
-	if ((st = cow_value(a, a->fn->group->be, &va, func)) != COW_OK)
+	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) !=
+	    COW_OK)
 		return st;
 	st = va->be->ops->sum(va, mask, n, sizes, &v, func);
 	if (st == COW_OK)
-		cow_trace_op("sum", v, va, NULL, extra);
+		trace_op("sum", v, va, NULL, extra);
 	cow__fval_release(va);
-	return cow_result(st, v, out, func);
+	return fresh_result(st, v, out, func);
 }
 
 cow_status_t
 cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 {
 	static const char func[] = "cow_tensor_equal";
-	const cow_backend_t *be = cow_backend_of(a, b);
+	const cow_backend_t *be = backend_of(a, b);
 	struct cow__fval *va, *vb;
 	cow_status_t st;
 
@@ -713,9 +552,9 @@ cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
-	if ((st = cow_value(a, be, &va, func)) != COW_OK)
+	if ((st = current_value(a, be, &va, func)) != COW_OK)
 		return st;
-	if ((st = cow_value(b, be, &vb, func)) != COW_OK) {
+	if ((st = current_value(b, be, &vb, func)) != COW_OK) {
 		cow__fval_release(va);
 		return st;
 	}

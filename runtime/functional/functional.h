@@ -1,14 +1,15 @@
 /*
- * functional.h - internal data model of the functionalization layer (seed
- * 004, after pytorch/xla's view.h: ViewInfo, Alias, View).
+ * functional.h - internal data model of the functionalization layer
+ * (docs/functionalization.md, "The model": ViewInfo, Alias, View).
  *
  * - struct cow__fval: an immutable value of a backend (a plain tensor on
  *   the strided backend, an owned contiguous buffer on the opaque one).
- * - struct cow__fn_step: one reified view op (tagged by kind); a path is
+ * - struct cow__view_step: one reified view op (tagged by kind); a path is
  *   a reference-counted immutable array of steps from the base.
  * - struct cow__fn_group: an alias group (base value, ordered pending
  *   updates, generation).
- * - struct cow__fn: the per-tensor state hanging off cow_tensor_t::fn.
+ * - struct cow__fn: the per-tensor state, a functional tensor's extension
+ *   state (tensor/ext.h: cow_tensor_t::ext is &cow__fn_ext).
  *
  * Synchronization: a group and its tensors' states are used by one thread
  * at a time (the user serialises, functional.h). Values and paths may be
@@ -26,89 +27,32 @@
 #include <cowstore/tensor.h>
 
 #include "core/sync.h"
+#include "tensor/ext.h"
 #include "tensor/kernels.h"
+#include "tensor/tensor.h"
+#include "tensor/view_step.h"
 
 #define COW__FN_MAXD COW_TENSOR_MAX_NDIM
 
-/* A layout: sizes, strides and offset in elements. */
-struct cow__fn_layout {
-	int ndim;
-	int64_t sizes[COW__FN_MAXD];
-	int64_t strides[COW__FN_MAXD];
-	int64_t offset;
-};
-
 /* ------------------------------------------------------------------ */
-/* View steps and paths (view_path.c).                                  */
-
-enum cow__fn_kind {
-	COW__FN_VIEW,        /* view and reshape: sizes */
-	COW__FN_SELECT,      /* dim, a = index */
-	COW__FN_SLICE,       /* dim, a = start, b = length, c = step */
-	COW__FN_NARROW,      /* dim, a = start, b = length */
-	COW__FN_TRANSPOSE,   /* dim, dim2 */
-	COW__FN_PERMUTE,     /* perm[ndim] */
-	COW__FN_UNSQUEEZE,   /* dim */
-	COW__FN_SQUEEZE,     /* dim (removed only if its size is 1) */
-	COW__FN_SQUEEZE_ALL,
-	COW__FN_EXPAND,      /* sizes */
-	COW__FN_DIAGONAL,    /* a = offset, dim, dim2 */
-	COW__FN_AS_STRIDED,  /* sizes, strides, a = storage offset (absolute) */
-	COW__FN_KIND_COUNT
-};
-
-struct cow__fn_step {
-	enum cow__fn_kind kind;
-	int dim, dim2;
-	int64_t a, b, c;
-	int ndim;                        /* entries of sizes/strides/perm */
-	int64_t sizes[COW__FN_MAXD];
-	int64_t strides[COW__FN_MAXD];
-	int perm[COW__FN_MAXD];
-	/* The parent's shape and the result's. */
-	int in_ndim, out_ndim;
-	int64_t in_sizes[COW__FN_MAXD], out_sizes[COW__FN_MAXD];
-};
+/* Paths (view_path.c): the view steps (tensor/view_step.h) from a     */
+/* group's base to a tensor.                                            */
 
 struct cow__fn_path {
 	cow__refcount_t refs;   /* Synchronization: atomic. */
 	cow_allocator_t *alloc; /* Read-only after creation, like the rest. */
 	size_t len;
-	struct cow__fn_step steps[];
+	struct cow__view_step steps[];
 };
-
-/* "view", "select", ... */
-const char *cow__fn_kind_name(enum cow__fn_kind kind);
-
-/*
- * Validate the step @s (kind and raw arguments set by the caller) against
- * the parent's layout @in, with the errors and messages of the strided
- * view function @func; normalise its arguments, record both shapes and
- * write the result's layout (exactly the strided runtime's arithmetic) to
- * @out. @base_nbytes bounds as_strided (absolute over the base).
- */
-cow_status_t cow__fn_step_make(struct cow__fn_step *s,
-    const struct cow__fn_layout *in, size_t itemsize, size_t base_nbytes,
-    struct cow__fn_layout *out, const char *func);
-
-/* The layout of a validated step applied to @in (a layout of the step's
- * parent shape). as_strided ignores @in: it is absolute. */
-void cow__fn_step_layout(const struct cow__fn_step *s,
-    const struct cow__fn_layout *in, struct cow__fn_layout *out);
-
-/* Row-major layout of a shape at offset 0. */
-void cow__fn_layout_contiguous(struct cow__fn_layout *l, int ndim,
-    const int64_t *sizes);
-
 
 /* The empty path (a static object; retain/release are no-ops on it). */
 struct cow__fn_path *cow__fn_path_empty(void);
 /* @p followed by @s (a new path; as_strided starts a path of its own). */
 cow_status_t cow__fn_path_append(const struct cow__fn_path *p,
-    const struct cow__fn_step *s, cow_allocator_t *alloc,
+    const struct cow__view_step *s, cow_allocator_t *alloc,
     struct cow__fn_path **out, const char *func);
 /* A path of the one step @s. */
-cow_status_t cow__fn_path_one(const struct cow__fn_step *s,
+cow_status_t cow__fn_path_one(const struct cow__view_step *s,
     cow_allocator_t *alloc, struct cow__fn_path **out, const char *func);
 void cow__fn_path_retain(struct cow__fn_path *p);
 void cow__fn_path_release(struct cow__fn_path *p);
@@ -157,9 +101,9 @@ struct cow__backend_ops {
 	    const char *func);
 	/* Is the value a canonical base (row-major, offset 0, no slack)? */
 	bool (*canonical)(const struct cow__fval *v);
-	cow_status_t (*view_copy)(const struct cow__fn_step *s,
+	cow_status_t (*view_copy)(const struct cow__view_step *s,
 	    struct cow__fval *in, struct cow__fval **out, const char *func);
-	cow_status_t (*scatter)(const struct cow__fn_step *s,
+	cow_status_t (*scatter)(const struct cow__view_step *s,
 	    struct cow__fval *parent, struct cow__fval *src,
 	    struct cow__fval **out, const char *func);
 	cow_status_t (*full)(const cow_backend_t *be,
@@ -262,6 +206,17 @@ struct cow__fn {
 	uint64_t generation;
 };
 
+/* The layer's table of tensor hooks (dispatch.c): a functional tensor is
+ * one whose extension it is. */
+extern const struct cow__tensor_ext cow__fn_ext;
+
+/* @t's layer state; NULL for a plain tensor. */
+static inline struct cow__fn *
+cow__fn_of(const cow_tensor_t *t)
+{
+	return t->ext == &cow__fn_ext ? t->ext_state : NULL;
+}
+
 /* A new group over @base (canonical; the group takes the reference). */
 cow_status_t cow__fn_group_new(struct cow__fval *base,
     struct cow__fn_group **out, const char *func);
@@ -287,15 +242,12 @@ bool cow__fn_group_put(struct cow__fn_group *g);
  */
 cow_status_t cow__fn_tensor_new(struct cow__fn_group *g,
     struct cow__fn_path *path, struct cow__fval *value, uint64_t generation,
-    const struct cow__fn_layout *l, cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out, const char *func);
 
 /* A functional tensor in a new group whose base is @v (reference
  * consumed; copied once when it is not canonical), with an empty path. */
 cow_status_t cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
     const char *func);
-
-/* The tensor's virtual layout (its place in the base). */
-void cow__fn_layout_of(const cow_tensor_t *t, struct cow__fn_layout *l);
 
 /* Apply every pending update of @g to its base, in order. */
 cow_status_t cow__fn_group_flush(struct cow__fn_group *g, const char *func);
@@ -308,7 +260,7 @@ cow_status_t cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
     const char *func);
 
 /* A view step's value (trace + backend). */
-cow_status_t cow__fn_view_copy(const struct cow__fn_step *s,
+cow_status_t cow__fn_view_copy(const struct cow__view_step *s,
     struct cow__fval *in, struct cow__fval **out, const char *func);
 
 /* Replace *slot's reference by @v's (the caller's reference moves). */
@@ -327,7 +279,6 @@ cow__fval_assign(struct cow__fval **slot, struct cow__fval *v)
 struct cow__fn_thread {
 	const cow_backend_t *backend;  /* NULL: strided */
 	bool mode;
-	bool suspended;                /* inside an adopting creation */
 	uint64_t next_id;              /* value ids */
 	struct cow_functional_trace_s *trace;
 };
@@ -353,7 +304,7 @@ cow__fn_tracing(void)
 	return cow__fn_tls.trace != NULL;
 }
 /* "[2, 3]" of a shape into @buf (COW__SHAPE_STR_MAX bytes). */
-const char *cow__fn_step_args(const struct cow__fn_step *s, char *buf,
+const char *cow__fn_step_args(const struct cow__view_step *s, char *buf,
     size_t n);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * group.c - alias groups (seed 004: "Alias") and the per-tensor state
+ * group.c - alias groups ("Alias", docs/functionalization.md) and the
+ * per-tensor state
  * ("View"): the update queue, sync (apply the queue to the base, then
  * replay a reader's path) and the commit of a write.
  *
@@ -55,7 +56,7 @@ cow__fn_group_new(struct cow__fval *base, struct cow__fn_group **out,
 }
 
 static void
-cow_update_drop(struct cow__fn_group *g, size_t i)
+update_drop(struct cow__fn_group *g, size_t i)
 {
 	g->pending_bytes -= cow__fval_nbytes(g->upd[i].value);
 	cow__fval_release(g->upd[i].value);
@@ -73,7 +74,7 @@ cow__fn_group_release(struct cow__fn_group *g)
 	/* Nothing to write back: every write reached the storage when it
 	 * was made (cow__fn_commit_write). */
 	while (g->nupd > 0)
-		cow_update_drop(g, g->nupd - 1);
+		update_drop(g, g->nupd - 1);
 	cow__fval_release(g->base);
 	cow_tensor_release(g->input);
 	cow__free(g->alloc, g, sizeof *g);
@@ -82,7 +83,7 @@ cow__fn_group_release(struct cow__fn_group *g)
 cow_status_t
 cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
     struct cow__fval *value, uint64_t generation,
-    const struct cow__fn_layout *l, cow_tensor_t **out, const char *func)
+    const struct cow__layout *l, cow_tensor_t **out, const char *func)
 {
 	struct cow__fn *fn;
 	cow_tensor_t *t;
@@ -106,7 +107,7 @@ cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
 	fn->path = path;
 	fn->value = value;
 	fn->generation = generation;
-	t->fn = fn;
+	cow__tensor_ext_attach(t, &cow__fn_ext, fn);
 	*out = t;
 	return COW_OK;
 }
@@ -114,31 +115,19 @@ cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
 void
 cow__fn_tensor_destroy(cow_tensor_t *t)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 
 	cow__fval_release(fn->value);
 	cow__fn_path_release(fn->path);
 	cow__fn_group_release(fn->group);
 	cow__free(t->alloc, fn, sizeof *fn);
-	t->fn = NULL;
-}
-
-void
-cow__fn_layout_of(const cow_tensor_t *t, struct cow__fn_layout *l)
-{
-	l->ndim = t->ndim;
-	l->offset = t->offset;
-	for (int d = 0; d < t->ndim; d++) {
-		l->sizes[d] = t->sizes[d];
-		l->strides[d] = t->strides[d];
-	}
 }
 
 /* ------------------------------------------------------------------ */
 /* Traced backend calls.                                                */
 
 cow_status_t
-cow__fn_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
+cow__fn_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
 	char args[COW__SHAPE_STR_MAX * 2 + 64];
@@ -148,14 +137,14 @@ cow__fn_view_copy(const struct cow__fn_step *s, struct cow__fval *in,
 		return st;
 	if (cow__fn_tracing())
 		cow__fn_trace("%%%llu = %s_copy(%%%llu, %s)",
-		    (unsigned long long)(*out)->id, cow__fn_kind_name(s->kind),
-		    (unsigned long long)in->id,
+		    (unsigned long long)(*out)->id,
+		    cow__step_kind_name(s->kind), (unsigned long long)in->id,
 		    cow__fn_step_args(s, args, sizeof args));
 	return COW_OK;
 }
 
 static cow_status_t
-cow_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
+traced_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
 	char args[COW__SHAPE_STR_MAX * 2 + 64];
@@ -166,7 +155,8 @@ cow_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 		return st;
 	if (cow__fn_tracing())
 		cow__fn_trace("%%%llu = %s_scatter(%%%llu, %%%llu, %s)",
-		    (unsigned long long)(*out)->id, cow__fn_kind_name(s->kind),
+		    (unsigned long long)(*out)->id,
+		    cow__step_kind_name(s->kind),
 		    (unsigned long long)parent->id,
 		    (unsigned long long)src->id,
 		    cow__fn_step_args(s, args, sizeof args));
@@ -175,7 +165,7 @@ cow_scatter(const struct cow__fn_step *s, struct cow__fval *parent,
 
 /* A canonical base holding @v's elements (@v's reference is consumed). */
 static cow_status_t
-cow_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
+make_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
 {
 	struct cow__fval *c;
 	cow_status_t st;
@@ -196,7 +186,7 @@ cow_canonical(struct cow__fval *v, struct cow__fval **out, const char *func)
 
 /* The base with update @u applied (a new value in *out). */
 static cow_status_t
-cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
+apply_update(struct cow__fn_group *g, const struct cow__fn_update *u,
     struct cow__fval **out, const char *func)
 {
 	const struct cow__fn_path *p = u->path;
@@ -206,7 +196,7 @@ cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
 
 	cow__fval_retain(u->value);
 	if (n == 0)
-		return cow_canonical(u->value, out, func);
+		return make_canonical(u->value, out, func);
 	if ((inter = cow__alloc(g->alloc, bytes, func)) == NULL) {
 		cow__fval_release(u->value);
 		return COW_ENOMEM;
@@ -220,7 +210,7 @@ cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
 	cur = u->value;
 	if (st == COW_OK) {
 		for (k = n; k-- > 0;) {
-			if ((st = cow_scatter(&p->steps[k], inter[k], cur,
+			if ((st = traced_scatter(&p->steps[k], inter[k], cur,
 			    &next, func)) != COW_OK)
 				break;
 			cow__fval_release(cur);
@@ -237,7 +227,7 @@ cow_apply(struct cow__fn_group *g, const struct cow__fn_update *u,
 		cow__fval_release(cur);
 		return st;
 	}
-	return cow_canonical(cur, out, func);
+	return make_canonical(cur, out, func);
 }
 
 cow_status_t
@@ -254,10 +244,10 @@ cow__fn_group_flush(struct cow__fn_group *g, const char *func)
 #else
 		size_t i = 0;
 #endif
-		if ((st = cow_apply(g, &g->upd[i], &nb, func)) != COW_OK)
+		if ((st = apply_update(g, &g->upd[i], &nb, func)) != COW_OK)
 			return st;
 		cow__fval_assign(&g->base, nb);
-		cow_update_drop(g, i);
+		update_drop(g, i);
 		g->applied++;
 	}
 	return COW_OK;
@@ -266,7 +256,7 @@ cow__fn_group_flush(struct cow__fn_group *g, const char *func)
 cow_status_t
 cow__fn_sync(cow_tensor_t *t, const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
 	struct cow__fval *v, *next;
 	cow_status_t st;
@@ -294,19 +284,18 @@ cow__fn_sync(cow_tensor_t *t, const char *func)
 
 /* The path an update of @t is queued with (a new reference). */
 static cow_status_t
-cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
+update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
-	struct cow__fn_layout l, next;
-	struct cow__fn_step s;
+	struct cow__layout l;
+	struct cow__view_step s;
 	bool overlaps = false;
 	cow_status_t st;
 
-	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
+	cow__layout_contiguous(&l, g->ndim, g->sizes);
 	for (size_t k = 0; k < fn->path->len && !overlaps; k++) {
-		cow__fn_step_layout(&fn->path->steps[k], &l, &next);
-		l = next;
+		cow__view_step_layout(&fn->path->steps[k], &l);
 		if ((st = cow__layout_overlaps(l.ndim, l.sizes, l.strides,
 		    g->alloc, &overlaps, func)) != COW_OK)
 			return st;
@@ -317,8 +306,7 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 		return COW_OK;
 	}
 	/* The one absolute step that reaches the same base elements. */
-	memset(&s, 0, sizeof s);
-	s.kind = COW__FN_AS_STRIDED;
+	cow__view_step_init(&s, COW__STEP_AS_STRIDED);
 	s.ndim = s.out_ndim = t->ndim;
 	s.a = t->offset;
 	for (int d = 0; d < t->ndim; d++) {
@@ -339,7 +327,7 @@ cow_update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
  * write access, as a plain write through the same elements would be).
  */
 static cow_status_t
-cow_through_begin(struct cow__fn_group *g, struct cow__fval *v,
+through_begin(struct cow__fn_group *g, struct cow__fval *v,
     struct cow__fval **tmp, const char **src, char **dst, const char *func)
 {
 	cow_status_t st;
@@ -366,7 +354,7 @@ cow_through_begin(struct cow__fn_group *g, struct cow__fval *v,
 /* The part that cannot fail: @src's elements to @t's place in the
  * storage (@dst is its element 0). */
 static void
-cow_through_end(const cow_tensor_t *t, const char *src, char *dst)
+through_end(const cow_tensor_t *t, const char *src, char *dst)
 {
 	int64_t idx[COW__FN_MAXD] = {0}, is = (int64_t)t->itemsize;
 
@@ -386,7 +374,7 @@ cow_through_end(const cow_tensor_t *t, const char *src, char *dst)
 
 /* The queue holds more than its bound allows after a write. */
 static bool
-cow_update_over_bound(const struct cow__fn_group *g)
+update_over_bound(const struct cow__fn_group *g)
 {
 	return g->nupd > COW_FUNCTIONAL_MAX_UPDATES ||
 	    g->pending_bytes > g->base_nbytes;
@@ -396,7 +384,7 @@ cow_status_t
 cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
     const char *func)
 {
-	struct cow__fn *fn = t->fn;
+	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
 	struct cow__fval *tmp = NULL;
 	struct cow__fn_path *path;
@@ -405,7 +393,7 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	cow_status_t st;
 	size_t i;
 
-	if ((st = cow_update_path(t, &path, func)) != COW_OK) {
+	if ((st = update_path(t, &path, func)) != COW_OK) {
 		cow__fval_release(value);
 		return st;
 	}
@@ -416,10 +404,10 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	 * write is also written to the storage: materialising it may fail
 	 * too (last, because its success is reported to the reshape-alias
 	 * simulation). */
-	if ((cow_update_over_bound(g) &&
+	if ((update_over_bound(g) &&
 	    (st = cow__fn_group_flush(g, func)) != COW_OK) ||
 	    (g->input != NULL && t->numel > 0 &&
-	    (st = cow_through_begin(g, value, &tmp, &src, &dst, func)) !=
+	    (st = through_begin(g, value, &tmp, &src, &dst, func)) !=
 	    COW_OK)) {
 		cow__fn_path_release(path);
 		cow__fval_release(value);
@@ -428,12 +416,12 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	/* Nothing can fail from here on. The storage gets the write now, so
 	 * it always holds the group's current values. */
 	if (dst != NULL) {
-		cow_through_end(t, src, dst);
+		through_end(t, src, dst);
 		cow__fval_release(tmp);
 	}
 	for (i = 0; i < g->nupd;) {
 		if (cow__fn_path_equal(g->upd[i].path, path)) {
-			cow_update_drop(g, i);
+			update_drop(g, i);
 			g->coalesced++;
 		} else {
 			i++;
@@ -447,7 +435,7 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	g->generation++;
 	cow__fval_assign(&fn->value, value);
 	fn->generation = g->generation;
-	if (cow_update_over_bound(g)) {
+	if (update_over_bound(g)) {
 		g->flushes++;
 		/* The write has happened; a flush that cannot allocate
 		 * leaves the rest queued (still correct, one over). */
@@ -462,7 +450,7 @@ cow__fn_group_fresh(struct cow__fval *v, struct cow__fn_group **out,
 {
 	cow_status_t st;
 
-	if ((st = cow_canonical(v, &v, func)) != COW_OK)
+	if ((st = make_canonical(v, &v, func)) != COW_OK)
 		return st;
 	return cow__fn_group_new(v, out, func);
 }
@@ -472,13 +460,13 @@ cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
     const char *func)
 {
 	struct cow__fn_group *g;
-	struct cow__fn_layout l;
+	struct cow__layout l;
 	cow_status_t st;
 
 	if ((st = cow__fn_group_fresh(v, &g, func)) != COW_OK)
 		return st;
 	cow__fval_retain(g->base);
-	cow__fn_layout_contiguous(&l, g->ndim, g->sizes);
+	cow__layout_contiguous(&l, g->ndim, g->sizes);
 	st = cow__fn_tensor_new(g, cow__fn_path_empty(), g->base, 0, &l, out,
 	    func);
 	cow__fn_group_release(g);

@@ -23,7 +23,7 @@
  * does no work, and a write that cannot reach the storage (COW_ENOMEM
  * while materialising it) is refused with nothing changed.
  *
- * The table maps a storage's address to its group: COW_BUCKETS buckets,
+ * The table maps a storage's address to its group: BUCKETS buckets,
  * each a list under its own mutex. The group holds a reference on the
  * storage (through its input tensor), so the address cannot be reused
  * while the group is in the table.
@@ -50,47 +50,47 @@
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
-#define COW_BUCKET_BITS 4
-#define COW_BUCKETS (1 << COW_BUCKET_BITS)
+#define BUCKET_BITS 4
+#define BUCKETS (1 << BUCKET_BITS)
 
-struct cow_bucket {
+struct bucket {
 	pthread_mutex_t lock;
 	struct cow__fn_group *head; /* Synchronization: lock. */
 };
 
-#define COW_BUCKET_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
+#define BUCKET_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
 
-static struct cow_bucket cow_buckets[COW_BUCKETS] = {
-	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT,
-	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT,
-	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT,
-	COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT, COW_BUCKET_INIT
+static struct bucket buckets[BUCKETS] = {
+	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT,
+	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT,
+	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT,
+	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT
 };
 
 /* Fibonacci hashing of the address: its high bits pick the bucket. */
-static struct cow_bucket *
-cow_bucket_of(const cow_storage_t *s)
+static struct bucket *
+bucket_of(const cow_storage_t *s)
 {
 	uint64_t h = (uint64_t)(uintptr_t)s * UINT64_C(0x9e3779b97f4a7c15);
 
-	return &cow_buckets[h >> (64 - COW_BUCKET_BITS)];
+	return &buckets[h >> (64 - BUCKET_BITS)];
 }
 
 #ifdef COW_FAULT_FUNCTIONAL_TABLE_UNLOCKED
 /* Negative control (tests/CMakeLists.txt, TSan builds): the table without
  * its locks; TSan must report the races of functional_storage_threads. */
-static void cow_lock(struct cow_bucket *b) { (void)b; }
-static void cow_unlock(struct cow_bucket *b) { (void)b; }
+static void bucket_lock(struct bucket *b) { (void)b; }
+static void bucket_unlock(struct bucket *b) { (void)b; }
 #else
 static void
-cow_lock(struct cow_bucket *b)
+bucket_lock(struct bucket *b)
 {
 	if (pthread_mutex_lock(&b->lock) != 0)
 		cow__die("pthread_mutex_lock");
 }
 
 static void
-cow_unlock(struct cow_bucket *b)
+bucket_unlock(struct bucket *b)
 {
 	if (pthread_mutex_unlock(&b->lock) != 0)
 		cow__die("pthread_mutex_unlock");
@@ -99,7 +99,7 @@ cow_unlock(struct cow_bucket *b)
 
 /* The group of @s, with a new reference, or NULL. Caller holds @b. */
 static struct cow__fn_group *
-cow_find_locked(struct cow_bucket *b, const cow_storage_t *s)
+find_locked(struct bucket *b, const cow_storage_t *s)
 {
 	for (struct cow__fn_group *g = b->head; g != NULL; g = g->next)
 		if (g->input->storage == s) {
@@ -115,20 +115,20 @@ bool
 cow__fn_group_put(struct cow__fn_group *g)
 {
 	struct cow__fn_group **pp;
-	struct cow_bucket *b;
+	struct bucket *b;
 	bool last;
 
 	if (g->input == NULL)
 		return cow__ref_put(&g->refs);
-	b = cow_bucket_of(g->input->storage);
-	cow_lock(b);
+	b = bucket_of(g->input->storage);
+	bucket_lock(b);
 	if ((last = cow__ref_put(&g->refs))) {
 		for (pp = &b->head; *pp != g; pp = &(*pp)->next)
 			if (*pp == NULL)
 				cow__die("a storage group is not in its table");
 		*pp = g->next;
 	}
-	cow_unlock(b);
+	bucket_unlock(b);
 	return last;
 }
 
@@ -138,7 +138,7 @@ cow__fn_group_put(struct cow__fn_group *g)
  * plain tensor over the whole storage that becomes its input.
  */
 static cow_status_t
-cow_group_build(const cow_backend_t *be, const cow_tensor_t *plain,
+group_build(const cow_backend_t *be, const cow_tensor_t *plain,
     struct cow__fn_group **out, cow_tensor_t **whole, const char *func)
 {
 	char shape[COW__SHAPE_STR_MAX];
@@ -174,24 +174,24 @@ cow_group_build(const cow_backend_t *be, const cow_tensor_t *plain,
 /* The group of @plain's storage (a new reference): the table's, or a new
  * one inserted into it. */
 static cow_status_t
-cow_group_of(const cow_backend_t *be, const cow_tensor_t *plain,
+group_of(const cow_backend_t *be, const cow_tensor_t *plain,
     struct cow__fn_group **out, const char *func)
 {
-	struct cow_bucket *b = cow_bucket_of(plain->storage);
+	struct bucket *b = bucket_of(plain->storage);
 	struct cow__fn_group *g, *mine = NULL;
 	cow_tensor_t *whole = NULL;
 	cow_status_t st;
 
-	cow_lock(b);
-	g = cow_find_locked(b, plain->storage);
-	cow_unlock(b);
+	bucket_lock(b);
+	g = find_locked(b, plain->storage);
+	bucket_unlock(b);
 	if (g == NULL) {
 		/* Built outside the lock (it reads the whole storage). */
-		if ((st = cow_group_build(be, plain, &mine, &whole, func)) !=
+		if ((st = group_build(be, plain, &mine, &whole, func)) !=
 		    COW_OK)
 			return st;
-		cow_lock(b);
-		if ((g = cow_find_locked(b, plain->storage)) == NULL) {
+		bucket_lock(b);
+		if ((g = find_locked(b, plain->storage)) == NULL) {
 			mine->input = whole;
 			mine->next = b->head;
 			b->head = mine;
@@ -199,7 +199,7 @@ cow_group_of(const cow_backend_t *be, const cow_tensor_t *plain,
 			mine = NULL;
 			whole = NULL;
 		}
-		cow_unlock(b);
+		bucket_unlock(b);
 		/* Lost a race (see the top): join the winner. */
 		cow__fn_group_release(mine);
 		cow_tensor_release(whole);
@@ -225,7 +225,7 @@ cow_group_of(const cow_backend_t *be, const cow_tensor_t *plain,
 
 /* Is @l exactly @t's layout? */
 static bool
-cow_layout_is(const struct cow__fn_layout *l, const cow_tensor_t *t)
+layout_is(const struct cow__layout *l, const cow_tensor_t *t)
 {
 	if (l->ndim != t->ndim || l->offset != t->offset)
 		return false;
@@ -244,34 +244,33 @@ cow_layout_is(const struct cow__fn_layout *l, const cow_tensor_t *t)
  * layout. *l receives the layout (@plain's).
  */
 static cow_status_t
-cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
-    struct cow__fn_step *s, struct cow__fn_path **out,
-    struct cow__fn_layout *l, const char *func)
+member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
+    struct cow__view_step *s, struct cow__fn_path **out,
+    struct cow__layout *l, const char *func)
 {
-	struct cow__fn_layout in;
+	struct cow__layout in;
 	cow_status_t st;
 
-	cow__fn_layout_contiguous(&in, g->ndim, g->sizes);
-	if (cow_layout_is(&in, plain)) {
+	cow__layout_contiguous(&in, g->ndim, g->sizes);
+	if (layout_is(&in, plain)) {
 		*l = in;
 		*out = cow__fn_path_empty();
 		return COW_OK;
 	}
-	memset(s, 0, sizeof *s);
 	/* The whole base reshaped (the view cannot be refused then, so no
 	 * error is recorded for a call that succeeds). */
 	if (plain->contiguous && plain->offset == 0 &&
 	    plain->numel == g->sizes[0]) {
-		s->kind = COW__FN_VIEW;
+		cow__view_step_init(s, COW__STEP_VIEW);
 		s->ndim = plain->ndim;
 		for (int d = 0; d < plain->ndim; d++)
 			s->sizes[d] = plain->sizes[d];
-		if (cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
-		    l, func) == COW_OK && cow_layout_is(l, plain))
+		*l = in;
+		if (cow__view_step_make(s, l, plain->itemsize, g->base_nbytes,
+		    func) == COW_OK && layout_is(l, plain))
 			return cow__fn_path_one(s, g->alloc, out, func);
-		memset(s, 0, sizeof *s);
 	}
-	s->kind = COW__FN_AS_STRIDED;
+	cow__view_step_init(s, COW__STEP_AS_STRIDED);
 	s->ndim = plain->ndim;
 	for (int d = 0; d < plain->ndim; d++) {
 		s->sizes[d] = plain->sizes[d];
@@ -280,25 +279,26 @@ cow_member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
 	s->a = plain->offset;
 	/* The plain creation validated the layout against the storage, and
 	 * the base holds every element it can reach. */
-	if ((st = cow__fn_step_make(s, &in, plain->itemsize, g->base_nbytes,
-	    l, func)) != COW_OK)
+	*l = in;
+	if ((st = cow__view_step_make(s, l, plain->itemsize, g->base_nbytes,
+	    func)) != COW_OK)
 		return st;
 	return cow__fn_path_one(s, g->alloc, out, func);
 }
 
 /* A new tensor of @g at @plain's place in the storage. */
 static cow_status_t
-cow_member(struct cow__fn_group *g, const cow_tensor_t *plain,
+member(struct cow__fn_group *g, const cow_tensor_t *plain,
     cow_tensor_t **out, const char *func)
 {
 	struct cow__fn_path *path;
-	struct cow__fn_layout l;
-	struct cow__fn_step s;
+	struct cow__layout l;
+	struct cow__view_step s;
 	struct cow__fval *v;
 	uint64_t gen;
 	cow_status_t st;
 
-	if ((st = cow_member_path(g, plain, &s, &path, &l, func)) != COW_OK)
+	if ((st = member_path(g, plain, &s, &path, &l, func)) != COW_OK)
 		return st;
 	/* As a view of the base: current only with no update pending. */
 	gen = g->nupd == 0 ? g->generation : COW__FN_STALE;
@@ -327,12 +327,11 @@ cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 	 * tensors' writes. */
 	return cow__fn_adopt(st, plain, NULL, out, func);
 #endif
-	cow__fn_tls.suspended = false;
 	if (st != COW_OK)
 		return st;
-	if ((st = cow_group_of(cow__fn_thread_backend(), plain, &g, func)) ==
+	if ((st = group_of(cow__fn_thread_backend(), plain, &g, func)) ==
 	    COW_OK) {
-		st = cow_member(g, plain, out, func);
+		st = member(g, plain, out, func);
 		cow__fn_group_release(g);
 	}
 	cow_tensor_release(plain);

@@ -22,23 +22,23 @@ struct cow_functional_trace_s {
 	bool complete;
 };
 
-static pthread_key_t cow_trace_key; /* Read-only after cow_trace_once. */
-static pthread_once_t cow_trace_once = PTHREAD_ONCE_INIT;
-static bool cow_trace_key_ok; /* Read-only after cow_trace_once. */
+static pthread_key_t trace_key; /* Read-only after trace_once. */
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+static bool trace_key_ok; /* Read-only after trace_once. */
 
 /* A thread exits while recording: nobody can stop its trace any more. */
 static void
-cow_trace_exit(void *tr)
+trace_exit(void *tr)
 {
 	cow__fn_tls.trace = NULL;
 	cow_functional_trace_free(tr);
 }
 
 static void
-cow_trace_key_create(void)
+trace_key_create(void)
 {
-	cow_trace_key_ok = pthread_key_create(&cow_trace_key,
-	    cow_trace_exit) == 0;
+	trace_key_ok = pthread_key_create(&trace_key,
+	    trace_exit) == 0;
 }
 
 cow_status_t
@@ -50,8 +50,8 @@ cow_functional_trace_start(void)
 	if (cow__fn_tls.trace != NULL)
 		return cow__error(COW_EBUSY, __func__,
 		    "the calling thread is already recording a trace");
-	pthread_once(&cow_trace_once, cow_trace_key_create);
-	if (!cow_trace_key_ok)
+	pthread_once(&trace_once, trace_key_create);
+	if (!trace_key_ok)
 		return cow__error(COW_ENOMEM, __func__,
 		    "pthread_key_create failed");
 	if ((tr = cow__alloc(a, sizeof *tr, __func__)) == NULL)
@@ -59,7 +59,7 @@ cow_functional_trace_start(void)
 	memset(tr, 0, sizeof *tr);
 	tr->alloc = a;
 	tr->complete = true;
-	if (pthread_setspecific(cow_trace_key, tr) != 0) {
+	if (pthread_setspecific(trace_key, tr) != 0) {
 		cow__free(a, tr, sizeof *tr);
 		return cow__error(COW_ENOMEM, __func__,
 		    "pthread_setspecific failed");
@@ -71,19 +71,19 @@ cow_functional_trace_start(void)
 cow_status_t
 cow_functional_trace_stop(cow_functional_trace_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(out);
 	if (cow__fn_tls.trace == NULL)
 		return cow__error(COW_EINVAL, __func__,
 		    "the calling thread is not recording a trace");
 	*out = cow__fn_tls.trace;
 	cow__fn_tls.trace = NULL;
-	(void)pthread_setspecific(cow_trace_key, NULL);
+	(void)pthread_setspecific(trace_key, NULL);
 	return COW_OK;
 }
 
 /* Grow the line arrays; false when out of memory. */
 static bool
-cow_trace_grow(struct cow_functional_trace_s *tr)
+trace_grow(struct cow_functional_trace_s *tr)
 {
 	size_t cap = tr->cap == 0 ? 32 : 2 * tr->cap;
 	char **lines;
@@ -125,7 +125,7 @@ cow__fn_trace(const char *fmt, ...)
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
 	n = strlen(buf) + 1;
-	if ((tr->len == tr->cap && !cow_trace_grow(tr)) ||
+	if ((tr->len == tr->cap && !trace_grow(tr)) ||
 	    (line = cow__alloc(tr->alloc, n, "cow_functional_trace")) ==
 	    NULL) {
 		tr->complete = false;
@@ -158,8 +158,8 @@ cow_functional_trace_complete(const cow_functional_trace_t *tr)
 cow_status_t
 cow_functional_trace_print(const cow_functional_trace_t *tr, FILE *f)
 {
-	COW__CHECK_NOT_NULL(tr);
-	COW__CHECK_NOT_NULL(f);
+	COW__RETURN_IF_NULL(tr);
+	COW__RETURN_IF_NULL(f);
 	for (size_t i = 0; i < tr->len; i++)
 		fprintf(f, "%s\n", tr->lines[i]);
 	if (!tr->complete)
@@ -183,48 +183,48 @@ cow_functional_trace_free(cow_functional_trace_t *tr)
 
 /* The arguments of a step as the trace shows them. */
 const char *
-cow__fn_step_args(const struct cow__fn_step *s, char *buf, size_t n)
+cow__fn_step_args(const struct cow__view_step *s, char *buf, size_t n)
 {
 	char x[COW__SHAPE_STR_MAX], y[COW__SHAPE_STR_MAX];
 	int64_t perm[COW__FN_MAXD];
 
 	switch (s->kind) {
-	case COW__FN_VIEW:
-	case COW__FN_EXPAND:
+	case COW__STEP_VIEW:
+	case COW__STEP_EXPAND:
 		snprintf(buf, n, "%s", cow__shape_str(x, s->ndim, s->sizes));
 		break;
-	case COW__FN_SELECT:
+	case COW__STEP_SELECT:
 		snprintf(buf, n, "dim=%d, index=%lld", s->dim,
 		    (long long)s->a);
 		break;
-	case COW__FN_SLICE:
+	case COW__STEP_SLICE:
 		snprintf(buf, n, "dim=%d, start=%lld, length=%lld, step=%lld",
 		    s->dim, (long long)s->a, (long long)s->b, (long long)s->c);
 		break;
-	case COW__FN_NARROW:
+	case COW__STEP_NARROW:
 		snprintf(buf, n, "dim=%d, start=%lld, length=%lld", s->dim,
 		    (long long)s->a, (long long)s->b);
 		break;
-	case COW__FN_TRANSPOSE:
+	case COW__STEP_TRANSPOSE:
 		snprintf(buf, n, "%d, %d", s->dim, s->dim2);
 		break;
-	case COW__FN_PERMUTE:
+	case COW__STEP_PERMUTE:
 		for (int d = 0; d < s->ndim; d++)
 			perm[d] = s->perm[d];
 		snprintf(buf, n, "%s", cow__shape_str(x, s->ndim, perm));
 		break;
-	case COW__FN_UNSQUEEZE:
-	case COW__FN_SQUEEZE:
+	case COW__STEP_UNSQUEEZE:
+	case COW__STEP_SQUEEZE:
 		snprintf(buf, n, "dim=%d", s->dim);
 		break;
-	case COW__FN_SQUEEZE_ALL:
+	case COW__STEP_SQUEEZE_ALL:
 		snprintf(buf, n, "all");
 		break;
-	case COW__FN_DIAGONAL:
+	case COW__STEP_DIAGONAL:
 		snprintf(buf, n, "offset=%lld, dim1=%d, dim2=%d",
 		    (long long)s->a, s->dim, s->dim2);
 		break;
-	case COW__FN_AS_STRIDED:
+	case COW__STEP_AS_STRIDED:
 		snprintf(buf, n, "size=%s, stride=%s, offset=%lld",
 		    cow__shape_str(x, s->ndim, s->sizes),
 		    cow__shape_str(y, s->ndim, s->strides), (long long)s->a);

@@ -5,7 +5,7 @@
 #include "storage/buffer.h"
 
 static void
-cow_allocator_deleter(void *data, size_t nbytes, void *ctx)
+allocator_deleter(void *data, size_t nbytes, void *ctx)
 {
 	cow__free(ctx, data, nbytes);
 }
@@ -24,7 +24,7 @@ cow_buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
 	}
 	out->data = p;
 	out->nbytes = nbytes;
-	out->deleter = p != NULL ? cow_allocator_deleter : NULL;
+	out->deleter = p != NULL ? allocator_deleter : NULL;
 	out->deleter_ctx = alloc;
 	return COW_OK;
 }

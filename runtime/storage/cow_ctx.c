@@ -1,7 +1,7 @@
 /*
- * cow_ctx.c - the copy-or-steal protocol (seed 000, shared/DESIGN.md,
- * docs/design.md). Labels in brackets ([COPY], [STEAL], ...) match the
- * Promela model in docs/model/cow_protocol.pml.
+ * cow_ctx.c - the copy-or-steal protocol (docs/design.md). Labels in
+ * brackets ([COPY], [STEAL], ...) match the Promela model in
+ * docs/model/cow_protocol.pml.
  *
  * Invariant: a storage decrements `shares` while materialising only with the
  * shared lock held, so whoever sees the count reach zero (or sees it at one
@@ -11,17 +11,17 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
-#include "core/stats.h"
 #include "storage/cow_ctx.h"
+#include "storage/stats.h"
 
 /* A fault's window: sched_yield, or a scheduling point of the interleaving
  * checker (COW__FAULT_YIELD, core/sync.h). */
 #if defined(COW_FAULT_DECREMENT_BEFORE_LOCK) || \
     defined(COW_FAULT_STEAL_WITHOUT_WAIT) || \
     defined(COW_FAULT_TOUCH_AFTER_UNLOCK)
-#define COW_FAULT_WINDOW() COW__FAULT_YIELD()
+#define FAULT_WINDOW() COW__FAULT_YIELD()
 #else
-#define COW_FAULT_WINDOW() ((void)0)
+#define FAULT_WINDOW() ((void)0)
 #endif
 
 cow_status_t
@@ -41,7 +41,7 @@ cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
 }
 
 static void
-cow_ctx_destroy(cow__ctx_t *ctx)
+ctx_destroy(cow__ctx_t *ctx)
 {
 	cow__rwlock_destroy(&ctx->lock);
 	cow__free(ctx->alloc, ctx, sizeof *ctx);
@@ -50,7 +50,7 @@ cow_ctx_destroy(cow__ctx_t *ctx)
 void
 cow__ctx_discard(cow__ctx_t *ctx)
 {
-	cow_ctx_destroy(ctx);
+	ctx_destroy(ctx);
 }
 
 /* [WAIT] The caller holds the last share, or dropped it. Copiers that
@@ -58,7 +58,7 @@ cow__ctx_discard(cow__ctx_t *ctx)
  * once they are done. No new copier can arrive: nobody else holds a share
  * (sync.h: cow__rwlock_wait_readers). */
 static void
-cow_ctx_wait_for_copiers(cow__ctx_t *ctx)
+ctx_wait_for_copiers(cow__ctx_t *ctx)
 {
 #ifdef COW_FAULT_STEAL_WITHOUT_WAIT
 	/* Negative control (a): steal while copiers may still read. */
@@ -70,20 +70,20 @@ cow_ctx_wait_for_copiers(cow__ctx_t *ctx)
 
 /* [STEAL] Take the original buffer and free the context. */
 static void
-cow_ctx_steal(cow__ctx_t *ctx, cow__buffer_t *out)
+ctx_steal(cow__ctx_t *ctx, cow__buffer_t *out)
 {
-	cow_ctx_wait_for_copiers(ctx);
+	ctx_wait_for_copiers(ctx);
 	*out = ctx->buf;
-	cow_ctx_destroy(ctx);
+	ctx_destroy(ctx);
 	cow__stat_add(COW__STAT_MATERIALIZE_STEALS, 1);
 }
 
 void
 cow__ctx_unshare_last(cow__ctx_t *ctx)
 {
-	cow_ctx_wait_for_copiers(ctx);
+	ctx_wait_for_copiers(ctx);
 	cow__buffer_free(&ctx->buf); /* [FREE] */
-	cow_ctx_destroy(ctx);
+	ctx_destroy(ctx);
 }
 
 cow_status_t
@@ -96,7 +96,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 	/* [SOLE] Nobody else holds a share and nobody can gain one (cloning
 	 * needs a share): steal with no allocation. */
 	if (cow__ref_load(&ctx->shares) == 1) {
-		cow_ctx_steal(ctx, out);
+		ctx_steal(ctx, out);
 		return COW_OK;
 	}
 
@@ -109,7 +109,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 	/* Negative control (b): the last reference can steal or free between
 	 * our decrement and our lock. */
 	before = cow__ref_sub(&ctx->shares);
-	COW_FAULT_WINDOW();
+	FAULT_WINDOW();
 	cow__rwlock_read_lock(&ctx->lock);
 #else
 	cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
@@ -118,7 +118,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 	if (before > 1) {
 		/* [COPY] Others still share: the last of them cannot steal
 		 * or free until we drop the shared lock. */
-		COW_FAULT_WINDOW();
+		FAULT_WINDOW();
 		memcpy(copy.data, ctx->buf.data, copy.nbytes);
 		/* [RUNLOCK] After this, ctx may be freed by the last
 		 * reference at any moment: touch nothing of it. */
@@ -128,7 +128,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 		/* Negative control (e): read the context after the unlock
 		 * (the ck_brlock pattern): the last reference may have freed
 		 * it. */
-		COW_FAULT_WINDOW();
+		FAULT_WINDOW();
 		cow__stat_add(COW__STAT_BYTES_COPIED, ctx->buf.nbytes);
 #else
 		cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes);
@@ -146,6 +146,6 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 	 * steal then waits for our own shared hold forever. */
 #endif
 	cow__buffer_free(&copy);
-	cow_ctx_steal(ctx, out);
+	ctx_steal(ctx, out);
 	return COW_OK;
 }

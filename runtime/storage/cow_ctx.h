@@ -1,7 +1,7 @@
 /*
  * cow_ctx.h - the copy-on-write context: a refcount of the storages sharing
  * one data allocation, the allocation itself, and the shared/exclusive lock
- * that lets the last reference wait for pending copiers (seed 000).
+ * that lets the last reference wait for pending copiers (docs/design.md).
  *
  * The model in docs/model/ checks this protocol step by step; the comments
  * in cow_ctx.c name the model's labels.

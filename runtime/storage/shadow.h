@@ -1,13 +1,13 @@
 /*
  * shadow.h - shadow storages and a storage's physical generation, for the
- * reshape-alias simulation (seed 002, "Shadow Storage"; docs/reshape.md).
+ * reshape-alias simulation (docs/reshape.md).
  *
  * A shadow storage stands for the storage a set of tensors WOULD have if
  * reshape returned lazy copies: tensors that would be lazy copies of each
  * other have different shadows; views share their base's. It is a small
  * refcounted object with a generation.
  *
- * Null-shadow optimisation (seed 002): a tensor normally holds no shadow
+ * Null-shadow optimisation: a tensor normally holds no shadow
  * (NULL); its effective shadow is then the storage's DEFAULT shadow, which
  * does not exist until the first simulated lazy copy of the storage. Until
  * then nothing is allocated, refcounted or bumped on any access.

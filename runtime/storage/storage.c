@@ -6,12 +6,12 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
-#include "core/stats.h"
 #include "storage/shadow.h"
+#include "storage/stats.h"
 #include "storage/storage.h"
 
 static cow_status_t
-cow_check_nbytes(size_t nbytes, const char *func)
+check_nbytes(size_t nbytes, const char *func)
 {
 	if (nbytes > COW_STORAGE_MAX_NBYTES)
 		return cow__error(COW_EOVERFLOW, func,
@@ -22,7 +22,7 @@ cow_check_nbytes(size_t nbytes, const char *func)
 
 /* A storage struct around @buf (which it then owns). */
 static cow_status_t
-cow_storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
+storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
     unsigned flags, cow_storage_t **out, const char *func)
 {
 	cow_storage_t *s = cow__alloc(alloc, sizeof *s, func);
@@ -45,7 +45,7 @@ cow_storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 
 /* A private storage with a fresh buffer of @nbytes; zeroed: see buffer.h. */
 static cow_status_t
-cow_storage_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
+storage_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
     unsigned flags, cow_storage_t **out, const char *func)
 {
 	cow__buffer_t buf;
@@ -53,7 +53,7 @@ cow_storage_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
 	if ((zeroed ? cow__buffer_alloc_zeroed(alloc, nbytes, &buf, func) :
 	    cow__buffer_alloc(alloc, nbytes, &buf, func)) != COW_OK)
 		return COW_ENOMEM;
-	if (cow_storage_wrap(alloc, &buf, flags, out, func) != COW_OK) {
+	if (storage_wrap(alloc, &buf, flags, out, func) != COW_OK) {
 		cow__buffer_free(&buf);
 		return COW_ENOMEM;
 	}
@@ -66,13 +66,13 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 	cow_storage_t *s;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(out);
-	if ((st = cow_check_nbytes(nbytes, __func__)) != COW_OK)
+	COW__RETURN_IF_NULL(out);
+	if ((st = check_nbytes(nbytes, __func__)) != COW_OK)
 		return st;
 	if (allocator == NULL)
 		allocator = cow_allocator_default();
 	/* Zero-filled by the allocator, which need not touch fresh pages. */
-	if ((st = cow_storage_alloc(allocator, nbytes, true, 0, &s,
+	if ((st = storage_alloc(allocator, nbytes, true, 0, &s,
 	    __func__)) != COW_OK)
 		return st;
 	*out = s;
@@ -81,7 +81,7 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 
 /* A storage over the caller's memory; errors name @func. */
 static cow_status_t
-cow_storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
+storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_allocator_t *allocator,
     cow_storage_t **out, const char *func)
 {
@@ -90,14 +90,14 @@ cow_storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
 
 	if (out == NULL)
 		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
-	if ((st = cow_check_nbytes(nbytes, func)) != COW_OK)
+	if ((st = check_nbytes(nbytes, func)) != COW_OK)
 		return st;
 	if (data == NULL && nbytes > 0)
 		return cow__error(COW_EINVAL, func,
 		    "data is NULL but nbytes is %zu", nbytes);
 	if ((flags & ~(unsigned)COW_STORAGE_NOT_SHAREABLE) != 0)
 		return cow__error(COW_EINVAL, func, "unknown flags 0x%x", flags);
-	return cow_storage_wrap(allocator != NULL ? allocator :
+	return storage_wrap(allocator != NULL ? allocator :
 	    cow_allocator_default(), &buf, flags, out, func);
 }
 
@@ -105,7 +105,7 @@ cow_status_t
 cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_storage_t **out)
 {
-	return cow_storage_external(data, nbytes, deleter, deleter_ctx, flags,
+	return storage_external(data, nbytes, deleter, deleter_ctx, flags,
 	    NULL, out, __func__);
 }
 
@@ -114,7 +114,7 @@ cow_storage_from_external_with_allocator(void *data, size_t nbytes,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
     cow_allocator_t *allocator, cow_storage_t **out)
 {
-	return cow_storage_external(data, nbytes, deleter, deleter_ctx, flags,
+	return storage_external(data, nbytes, deleter, deleter_ctx, flags,
 	    allocator, out, __func__);
 }
 
@@ -167,7 +167,7 @@ cow_storage_const_data(const cow_storage_t *storage)
 
 /* Make @storage private if it is COW (errors name @func). */
 static cow_status_t
-cow_storage_own(cow_storage_t *storage, const char *func)
+storage_own(cow_storage_t *storage, const char *func)
 {
 	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
 	cow__buffer_t buf;
@@ -197,9 +197,9 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 {
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(ptr);
-	if ((st = cow_storage_own(storage, __func__)) != COW_OK)
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(ptr);
+	if ((st = storage_own(storage, __func__)) != COW_OK)
 		return st;
 	*ptr = storage->data;
 	return COW_OK;
@@ -208,18 +208,18 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 cow_status_t
 cow_storage_materialize(cow_storage_t *storage)
 {
-	COW__CHECK_NOT_NULL(storage);
-	return cow_storage_own(storage, __func__);
+	COW__RETURN_IF_NULL(storage);
+	return storage_own(storage, __func__);
 }
 
 /* Lazy clone of a storage that cannot share its data: an eager copy. */
 static cow_status_t
-cow_storage_eager_clone(cow_storage_t *src, cow_storage_t **out,
+storage_eager_clone(cow_storage_t *src, cow_storage_t **out,
     const char *func)
 {
 	cow_storage_t *dst;
 
-	if (cow_storage_alloc(src->alloc, src->nbytes, false, 0, &dst, func) !=
+	if (storage_alloc(src->alloc, src->nbytes, false, 0, &dst, func) !=
 	    COW_OK)
 		return COW_ENOMEM;
 	if (src->nbytes > 0) {
@@ -239,10 +239,10 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	cow_status_t st;
 	bool share;
 
-	COW__CHECK_NOT_NULL(src);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(src);
+	COW__RETURN_IF_NULL(out);
 	if ((src->flags & COW_STORAGE_NOT_SHAREABLE) || src->nbytes == 0) {
-		st = cow_storage_eager_clone(src, out, __func__);
+		st = storage_eager_clone(src, out, __func__);
 		if (st == COW_OK)
 			cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 		return st;

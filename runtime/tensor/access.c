@@ -13,8 +13,8 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "functional/dispatch.h"
 #include "tensor/dtype.h"
+#include "tensor/ext.h"
 #include "tensor/shadow.h"
 #include "tensor/tensor.h"
 
@@ -78,8 +78,8 @@ cow_tensor_const_data(const cow_tensor_t *t)
 {
 	const char *p;
 
-	if (COW__FN_ON(t))
-		return cow__fn_const_data(t);
+	if (t != NULL && t->ext != NULL)
+		return t->ext->const_data(t);
 	if (t == NULL || cow__tensor_read_data(t, &p, __func__) != COW_OK)
 		return NULL;
 	return p;
@@ -91,10 +91,10 @@ cow_tensor_mutable_data(cow_tensor_t *t, void **out)
 	cow_status_t st;
 	char *p = NULL;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_mutable_data(t, out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->ext != NULL)
+		return t->ext->mutable_data(t, out);
 	if (t->numel > 0 &&
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
@@ -123,7 +123,7 @@ cow__index_check(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
 
 /* Byte offset of @index from element [0, ..., 0]. */
 static cow_status_t
-cow_element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
+element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
     const char *func)
 {
 	int64_t idx[COW_TENSOR_MAX_NDIM], off = 0;
@@ -146,11 +146,11 @@ cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
 	cow_status_t st;
 	int64_t off;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_get(t, index, out, NULL, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->ext != NULL)
+		return t->ext->get(t, index, out, NULL, __func__);
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
 	*out = cow__load_f64(t->dtype, p + off);
@@ -164,11 +164,11 @@ cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 	cow_status_t st;
 	int64_t off;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_get(t, index, NULL, out, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->ext != NULL)
+		return t->ext->get(t, index, NULL, out, __func__);
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
 		return st;
 	*out = cow__load_i64(t->dtype, p + off);
@@ -182,10 +182,10 @@ cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 	int64_t off;
 	char *p;
 
-	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_set(t, index, &value, NULL, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	COW__RETURN_IF_NULL(t);
+	if (t->ext != NULL)
+		return t->ext->set(t, index, &value, NULL, __func__);
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
 	cow__store_f64(t->dtype, p + off, value);
@@ -199,10 +199,10 @@ cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 	int64_t off;
 	char *p;
 
-	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_set(t, index, NULL, &value, __func__);
-	if ((st = cow_element_offset(t, index, &off, __func__)) != COW_OK ||
+	COW__RETURN_IF_NULL(t);
+	if (t->ext != NULL)
+		return t->ext->set(t, index, NULL, &value, __func__);
+	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
 		return st;
 	cow__store_i64(t->dtype, p + off, value);

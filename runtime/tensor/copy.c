@@ -5,7 +5,7 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
-#include "functional/dispatch.h"
+#include "tensor/ext.h"
 #include "tensor/kernels.h"
 #include "tensor/tensor.h"
 
@@ -15,8 +15,8 @@ cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	if (COW__FN_ON(t))
-		return cow__fn_clone(t, out, func);
+	if (t->ext != NULL)
+		return t->ext->clone(t, out, func);
 	if ((st = cow__tensor_new_contiguous(t->dtype, t->ndim, t->sizes,
 	    cow__tensor_allocator(t), &c, func)) != COW_OK)
 		return st;
@@ -31,16 +31,16 @@ cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 cow_status_t
 cow_tensor_clone(const cow_tensor_t *t, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	return cow__tensor_clone(t, out, __func__);
 }
 
 cow_status_t
 cow_tensor_contiguous(cow_tensor_t *t, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->contiguous) {
 		cow_tensor_retain(t);
 		*out = t;
@@ -56,10 +56,10 @@ cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	cow_storage_t *s;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_lazy_clone(t, out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->ext != NULL)
+		return t->ext->lazy_clone(t, out);
 	/* The struct first: if it cannot be allocated, t's storage has not
 	 * been made copy-on-write. */
 	if ((c = cow__tensor_alloc(cow__tensor_allocator(t), __func__)) == NULL)

@@ -5,40 +5,55 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "functional/dispatch.h"
 #include "tensor/dtype.h"
+#include "tensor/ext.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
+/* The calling thread's creation extension (ext.h), NULL: plain. */
+static _Thread_local const struct cow__tensor_ext *creating;
+
+void
+cow__tensor_ext_creating_set(const struct cow__tensor_ext *ext)
+{
+	creating = ext;
+}
+
 /*
- * The dispatch step of a creation: when the calling thread creates
- * functional tensors, run the creation once more plainly (into a local
- * `plain`) and hand its result to the layer: @adopt_call, which names
+ * The extension step of a creation: when the calling thread creates an
+ * extension's tensors, run the creation once more plainly (into a local
+ * `plain`, with the thread's extension cleared meanwhile) and hand its
+ * result to the extension: @adopt_call, which names `ext` (the table),
  * `fst` (the plain call's status), `plain`, `out` and `__func__`.
  */
-#define COW_CREATE_FUNCTIONAL_WITH(plain_call, adopt_call)                   \
-	do {                                                                 \
-		if (cow__fn_creating()) {                                    \
-			cow_tensor_t *plain = NULL;                          \
-			cow_status_t fst = (plain_call);                     \
-                                                                             \
-			return (adopt_call);                                 \
-		}                                                            \
+#define CREATE_VIA_EXT(plain_call, adopt_call)                              \
+	do {                                                                \
+		const struct cow__tensor_ext *ext = creating;               \
+                                                                            \
+		if (ext != NULL) {                                          \
+			cow_tensor_t *plain = NULL;                         \
+			cow_status_t fst;                                   \
+                                                                            \
+			creating = NULL;                                    \
+			fst = (plain_call);                                 \
+			creating = ext;                                     \
+			return (adopt_call);                                \
+		}                                                           \
 	} while (0)
 
-/* A new tensor on a new storage. @value: the fill value for the trace, or
- * NULL. */
-#define COW_CREATE_FUNCTIONAL(plain_call, value)                             \
-	COW_CREATE_FUNCTIONAL_WITH(plain_call,                               \
-	    cow__fn_adopt(fst, plain, (value), out, __func__))
+/* A new tensor on a new storage. @value: the fill value the extension is
+ * told (NULL: none). */
+#define CREATE_ADOPT(plain_call, value)                                     \
+	CREATE_VIA_EXT(plain_call,                                          \
+	    ext->adopt(fst, plain, (value), out, __func__))
 
 cow_status_t
 cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
-	COW_CREATE_FUNCTIONAL(cow_tensor_empty(dtype, ndim, sizes, allocator,
+	COW__RETURN_IF_NULL(out);
+	CREATE_ADOPT(cow_tensor_empty(dtype, ndim, sizes, allocator,
 	    &plain), NULL);
 	return cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, out,
 	    __func__);
@@ -48,8 +63,8 @@ cow_status_t
 cow_tensor_zeros(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(out);
-	COW_CREATE_FUNCTIONAL(cow_tensor_zeros(dtype, ndim, sizes, allocator,
+	COW__RETURN_IF_NULL(out);
+	CREATE_ADOPT(cow_tensor_zeros(dtype, ndim, sizes, allocator,
 	    &plain), NULL);
 	/* New storages are zero-filled (cow_storage_new), and all-zero bytes
 	 * are 0 in every dtype. */
@@ -64,8 +79,8 @@ cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	cow_tensor_t *t;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(out);
-	COW_CREATE_FUNCTIONAL(cow_tensor_full(dtype, ndim, sizes, value,
+	COW__RETURN_IF_NULL(out);
+	CREATE_ADOPT(cow_tensor_full(dtype, ndim, sizes, value,
 	    allocator, &plain), &value);
 	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
 	    __func__)) != COW_OK)
@@ -86,8 +101,8 @@ cow_tensor_arange(cow_dtype_t dtype, int64_t n, cow_allocator_t *allocator,
 	cow_status_t st;
 	char *p;
 
-	COW__CHECK_NOT_NULL(out);
-	COW_CREATE_FUNCTIONAL(cow_tensor_arange(dtype, n, allocator, &plain),
+	COW__RETURN_IF_NULL(out);
+	CREATE_ADOPT(cow_tensor_arange(dtype, n, allocator, &plain),
 	    NULL);
 	if (n < 0)
 		return cow__error(COW_EINVAL, __func__,
@@ -117,8 +132,8 @@ cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	size_t nbytes;
 	char *p;
 
-	COW__CHECK_NOT_NULL(out);
-	COW_CREATE_FUNCTIONAL(cow_tensor_from_data(dtype, ndim, sizes, data,
+	COW__RETURN_IF_NULL(out);
+	CREATE_ADOPT(cow_tensor_from_data(dtype, ndim, sizes, data,
 	    allocator, &plain), NULL);
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), &numel,
@@ -150,12 +165,13 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 	int64_t contig[COW_TENSOR_MAX_NDIM];
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(out);
-	/* Over the caller's storage: the storage's alias group. */
-	COW_CREATE_FUNCTIONAL_WITH(cow_tensor_from_storage(storage, dtype,
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(out);
+	/* Over the caller's storage (a functional one joins the storage's
+	 * alias group). */
+	CREATE_VIA_EXT(cow_tensor_from_storage(storage, dtype,
 	    ndim, sizes, strides, offset, &plain),
-	    cow__fn_adopt_storage(fst, plain, out, __func__));
+	    ext->adopt_storage(fst, plain, out, __func__));
 	if ((st = cow__dtype_check(dtype, __func__)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
 	    NULL, __func__)) != COW_OK)

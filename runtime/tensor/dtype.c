@@ -54,7 +54,7 @@ cow__dtype_check(cow_dtype_t dtype, const char *func)
  * exactly representable as doubles (or, for INT64_MAX, rounded up to 2^63,
  * which the >= comparison handles). */
 static int64_t
-cow_f64_to_int(double v, double lo, double hi, int64_t ilo, int64_t ihi)
+f64_to_int(double v, double lo, double hi, int64_t ilo, int64_t ihi)
 {
 	if (isnan(v))
 		return 0;
@@ -89,11 +89,11 @@ cow__load_i64(cow_dtype_t dtype, const void *p)
 		return i64;
 	case COW_DTYPE_FLOAT32:
 		memcpy(&f32, p, 4);
-		return cow_f64_to_int(f32, -9223372036854775808.0,
+		return f64_to_int(f32, -9223372036854775808.0,
 		    9223372036854775808.0, INT64_MIN, INT64_MAX);
 	case COW_DTYPE_FLOAT64:
 		memcpy(&f64, p, 8);
-		return cow_f64_to_int(f64, -9223372036854775808.0,
+		return f64_to_int(f64, -9223372036854775808.0,
 		    9223372036854775808.0, INT64_MIN, INT64_MAX);
 	}
 	return 0;
@@ -167,16 +167,16 @@ cow__store_f64(cow_dtype_t dtype, void *p, double v)
 		memcpy(p, &u8, 1);
 		break;
 	case COW_DTYPE_UINT8:
-		u8 = (uint8_t)cow_f64_to_int(v, 0.0, 255.0, 0, 255);
+		u8 = (uint8_t)f64_to_int(v, 0.0, 255.0, 0, 255);
 		memcpy(p, &u8, 1);
 		break;
 	case COW_DTYPE_INT32:
-		i32 = (int32_t)cow_f64_to_int(v, -2147483648.0, 2147483647.0,
+		i32 = (int32_t)f64_to_int(v, -2147483648.0, 2147483647.0,
 		    INT32_MIN, INT32_MAX);
 		memcpy(p, &i32, 4);
 		break;
 	case COW_DTYPE_INT64:
-		i64 = cow_f64_to_int(v, -9223372036854775808.0,
+		i64 = f64_to_int(v, -9223372036854775808.0,
 		    9223372036854775808.0, INT64_MIN, INT64_MAX);
 		memcpy(p, &i64, 8);
 		break;

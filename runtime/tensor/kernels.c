@@ -13,7 +13,7 @@
 #include "tensor/tensor.h"
 
 /* An input as the kernel reads it. */
-struct cow_input {
+struct input {
 	const cow_tensor_t *t;  /* the input, or its temporary copy */
 	cow_tensor_t *tmp;      /* the temporary (released after the op) */
 	const char *data;       /* read address of element [0, ..., 0] */
@@ -23,7 +23,7 @@ struct cow_input {
 };
 
 static cow_status_t
-cow_dtype_mismatch(cow_dtype_t a, cow_dtype_t b, const char *what,
+dtype_mismatch(cow_dtype_t a, cow_dtype_t b, const char *what,
     const char *func)
 {
 	return cow__error(COW_EDTYPE, func, "%s: dtypes %s and %s differ "
@@ -32,7 +32,7 @@ cow_dtype_mismatch(cow_dtype_t a, cow_dtype_t b, const char *what,
 
 /* Largest element offset a non-empty tensor reaches from its offset. */
 static int64_t
-cow_extent(const cow_tensor_t *t)
+extent(const cow_tensor_t *t)
 {
 	int64_t e = 0;
 
@@ -48,7 +48,7 @@ cow_extent(const cow_tensor_t *t)
  * NULL when the shapes differ, as in a reduction).
  */
 static bool
-cow_input_conflicts(const cow_tensor_t *in, const int64_t *bs,
+input_conflicts(const cow_tensor_t *in, const int64_t *bs,
     const cow_tensor_t *dst)
 {
 	int64_t ilo, ihi, dlo, dhi;
@@ -57,9 +57,9 @@ cow_input_conflicts(const cow_tensor_t *in, const int64_t *bs,
 	if (in->storage != dst->storage || in->numel == 0 || dst->numel == 0)
 		return false;
 	ilo = in->offset * (int64_t)in->itemsize;
-	ihi = (in->offset + cow_extent(in) + 1) * (int64_t)in->itemsize;
+	ihi = (in->offset + extent(in) + 1) * (int64_t)in->itemsize;
 	dlo = dst->offset * (int64_t)dst->itemsize;
-	dhi = (dst->offset + cow_extent(dst) + 1) * (int64_t)dst->itemsize;
+	dhi = (dst->offset + extent(dst) + 1) * (int64_t)dst->itemsize;
 	if (ihi <= dlo || dhi <= ilo)
 		return false;
 	if (bs == NULL)
@@ -75,7 +75,7 @@ cow_input_conflicts(const cow_tensor_t *in, const int64_t *bs,
 
 /* Validation only: broadcast @t to @dst's shape. */
 static cow_status_t
-cow_input_broadcast(struct cow_input *in, const cow_tensor_t *t,
+input_broadcast(struct input *in, const cow_tensor_t *t,
     const cow_tensor_t *dst, const char *func)
 {
 	in->t = t;
@@ -86,13 +86,13 @@ cow_input_broadcast(struct cow_input *in, const cow_tensor_t *t,
 
 /* Read from a temporary copy when reading in place would conflict. */
 static cow_status_t
-cow_input_detach(struct cow_input *in, const cow_tensor_t *dst, bool same_shape,
+input_detach(struct input *in, const cow_tensor_t *dst, bool same_shape,
     const char *func)
 {
 	const cow_tensor_t *t = in->t;
 	cow_status_t st;
 
-	if (!cow_input_conflicts(t, same_shape ? in->strides : NULL, dst))
+	if (!input_conflicts(t, same_shape ? in->strides : NULL, dst))
 		return COW_OK;
 	if ((st = cow__tensor_clone(t, &in->tmp, func)) != COW_OK)
 		return st;
@@ -105,7 +105,7 @@ cow_input_detach(struct cow_input *in, const cow_tensor_t *dst, bool same_shape,
 
 /* The read access for an input (after any detach). */
 static cow_status_t
-cow_input_read(struct cow_input *in, const char *func)
+input_read(struct input *in, const char *func)
 {
 	return cow__tensor_read_data(in->t, &in->data, func);
 }
@@ -113,17 +113,60 @@ cow_input_read(struct cow_input *in, const char *func)
 /* After the destination's write access: inputs viewing its storage read
  * from the (possibly moved) data. */
 static void
-cow_input_rebase(struct cow_input *in, const cow_tensor_t *dst,
+input_rebase(struct input *in, const cow_tensor_t *dst,
     const char *dst_data)
 {
 	in->data = cow__tensor_rebase(in->t, in->data, dst, dst_data);
 }
 
 static void
-cow_input_done(struct cow_input *in)
+input_done(struct input *in)
 {
 	cow_tensor_release(in->tmp);
 	in->tmp = NULL;
+}
+
+/* The end of a kernel's access: its temporaries go. */
+static void
+kernel_end(struct input *in, int n)
+{
+	for (int i = 0; i < n; i++)
+		input_done(&in[i]);
+}
+
+/*
+ * The access protocol of a kernel that writes @dst from the @n inputs @in
+ * (validated, broadcast when @same_shape), in the order tensor.h
+ * prescribes: the writability check; a temporary copy of each input whose
+ * in-place reading would conflict with the writes; every read access
+ * (they have no side effect, so a refused read changes nothing); the
+ * write access of @dst, whose element 0 goes to *@p; then every input
+ * that views @dst's storage re-based on the address the write access
+ * returned. On failure everything is as it was. kernel_end() after the
+ * loops.
+ */
+static cow_status_t
+kernel_begin(cow_tensor_t *dst, struct input *in, int n, bool same_shape,
+    char **p, const char *func)
+{
+	cow_status_t st;
+	int i;
+
+	if ((st = cow__check_writable(dst, func)) != COW_OK)
+		return st;
+	for (i = 0; i < n && st == COW_OK; i++)
+		st = input_detach(&in[i], dst, same_shape, func);
+	for (i = 0; i < n && st == COW_OK; i++)
+		st = input_read(&in[i], func);
+	if (st == COW_OK)
+		st = cow__tensor_write_data(dst, p, func);
+	if (st != COW_OK) {
+		kernel_end(in, n);
+		return st;
+	}
+	for (i = 0; i < n; i++)
+		input_rebase(&in[i], dst, *p);
+	return COW_OK;
 }
 
 cow_status_t
@@ -137,8 +180,7 @@ cow__kernel_fill(cow_tensor_t *dst, double value, const char *func)
 
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK)
+	if ((st = kernel_begin(dst, NULL, 0, true, &p, func)) != COW_OK)
 		return st;
 	cow__store_f64(dst->dtype, &v, value);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
@@ -153,24 +195,17 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 {
 	struct cow__convert_arg conv = {dst->dtype, src->dtype};
 	size_t size = dst->itemsize;
-	struct cow_input in;
+	struct input in;
 	cow__iter_t it;
 	cow_status_t st;
 	char *p;
 
-	if ((st = cow_input_broadcast(&in, src, dst, func)) != COW_OK)
+	if ((st = input_broadcast(&in, src, dst, func)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&in, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &in, 1, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&in, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&in);
-		return st;
-	}
-	cow_input_rebase(&in, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, in.data, in.strides, in.t->itemsize);
@@ -178,7 +213,7 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 		cow__iter_run(&it, cow__loop_copy_same, &size);
 	else
 		cow__iter_run(&it, cow__loop_convert, &conv);
-	cow_input_done(&in);
+	kernel_end(&in, 1);
 	return COW_OK;
 }
 
@@ -188,41 +223,29 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 {
 	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
 	    cow__loops_mul;
-	struct cow_input ia, ib;
+	struct input in[2];
 	cow__iter_t it;
 	cow_status_t st;
 	char *p;
 
 	if (a->dtype != b->dtype)
-		return cow_dtype_mismatch(a->dtype, b->dtype, "operands", func);
+		return dtype_mismatch(a->dtype, b->dtype, "operands", func);
 	if (dst->dtype != a->dtype)
-		return cow_dtype_mismatch(dst->dtype, a->dtype,
+		return dtype_mismatch(dst->dtype, a->dtype,
 		    "destination and operands", func);
-	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK ||
-	    (st = cow_input_broadcast(&ib, b, dst, func)) != COW_OK)
+	if ((st = input_broadcast(&in[0], a, dst, func)) != COW_OK ||
+	    (st = input_broadcast(&in[1], b, dst, func)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, in, 2, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_detach(&ib, dst, true, func)) != COW_OK ||
-	    (st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow_input_read(&ib, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		cow_input_done(&ib);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
-	cow_input_rebase(&ib, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
-	cow__iter_add(&it, ib.data, ib.strides, b->itemsize);
+	cow__iter_add(&it, in[0].data, in[0].strides, a->itemsize);
+	cow__iter_add(&it, in[1].data, in[1].strides, b->itemsize);
 	cow__iter_run(&it, loops[dst->dtype], NULL);
-	cow_input_done(&ia);
-	cow_input_done(&ib);
+	kernel_end(in, 2);
 	return COW_OK;
 }
 
@@ -232,42 +255,35 @@ cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
 {
 	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
 	    cow__loops_mul;
-	struct cow_input ia;
+	struct input ia;
 	cow__scalar_t v;
 	cow__iter_t it;
 	cow_status_t st;
 	char *p;
 
 	if (dst->dtype != a->dtype)
-		return cow_dtype_mismatch(dst->dtype, a->dtype,
+		return dtype_mismatch(dst->dtype, a->dtype,
 		    "destination and operand", func);
-	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK)
+	if ((st = input_broadcast(&ia, a, dst, func)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &ia, 1, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
 	cow__store_f64(a->dtype, &v, value);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
 	cow__iter_add(&it, &v, NULL, a->itemsize);
 	cow__iter_run(&it, loops[dst->dtype], NULL);
-	cow_input_done(&ia);
+	kernel_end(&ia, 1);
 	return COW_OK;
 }
 
 cow_status_t
 cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
 {
-	struct cow_input ia;
+	struct input ia;
 	cow__iter_t it;
 	cow_status_t st;
 	char *p;
@@ -277,26 +293,19 @@ cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
 		    "negation is not defined for dtype %s",
 		    cow_dtype_name(a->dtype));
 	if (dst->dtype != a->dtype)
-		return cow_dtype_mismatch(dst->dtype, a->dtype,
+		return dtype_mismatch(dst->dtype, a->dtype,
 		    "destination and operand", func);
-	if ((st = cow_input_broadcast(&ia, a, dst, func)) != COW_OK)
+	if ((st = input_broadcast(&ia, a, dst, func)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, true, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &ia, 1, true, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, ia.data, ia.strides, a->itemsize);
 	cow__iter_run(&it, cow__loops_neg[a->dtype], NULL);
-	cow_input_done(&ia);
+	kernel_end(&ia, 1);
 	return COW_OK;
 }
 
@@ -312,7 +321,7 @@ cow__sum_dtype(cow_dtype_t dtype)
  * dimensions kept as 1 or removed.
  */
 static cow_status_t
-cow_sum_strides(const cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
+sum_strides(const cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
     int64_t *out, const char *func)
 {
 	char sa[COW__SHAPE_STR_MAX], sd[COW__SHAPE_STR_MAX];
@@ -354,7 +363,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	int64_t dstrides[COW_TENSOR_MAX_NDIM];
 	size_t size = dst->itemsize;
 	cow_dtype_t src = a->dtype;
-	struct cow_input ia = {a, NULL, NULL, {0}};
+	struct input ia = {a, NULL, NULL, {0}};
 	cow__scalar_t zero;
 	cow__iter_t it;
 	cow_status_t st;
@@ -365,19 +374,12 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		    "the sum of %s is %s, not %s", cow_dtype_name(a->dtype),
 		    cow_dtype_name(cow__sum_dtype(a->dtype)),
 		    cow_dtype_name(dst->dtype));
-	if ((st = cow_sum_strides(dst, a, mask, dstrides, func)) != COW_OK)
+	if ((st = sum_strides(dst, a, mask, dstrides, func)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(dst, func)) != COW_OK ||
-	    (st = cow_input_detach(&ia, dst, false, func)) != COW_OK)
+	if ((st = kernel_begin(dst, &ia, 1, false, &p, func)) != COW_OK)
 		return st;
-	if ((st = cow_input_read(&ia, func)) != COW_OK ||
-	    (st = cow__tensor_write_data(dst, &p, func)) != COW_OK) {
-		cow_input_done(&ia);
-		return st;
-	}
-	cow_input_rebase(&ia, dst, p);
 	memset(&zero, 0, sizeof zero);
 	cow__iter_init(&it, dst->ndim, dst->sizes);
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
@@ -389,7 +391,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		cow__iter_add(&it, ia.data, ia.t->strides, a->itemsize);
 		cow__iter_run(&it, cow__loop_sum, &src);
 	}
-	cow_input_done(&ia);
+	kernel_end(&ia, 1);
 	return COW_OK;
 }
 
@@ -403,7 +405,7 @@ cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *equal,
 	cow_status_t st;
 
 	if (a->dtype != b->dtype)
-		return cow_dtype_mismatch(a->dtype, b->dtype, "operands", func);
+		return dtype_mismatch(a->dtype, b->dtype, "operands", func);
 	if (a->ndim != b->ndim) {
 		*equal = false;
 		return COW_OK;

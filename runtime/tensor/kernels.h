@@ -15,7 +15,9 @@
  * - makes every read access (cow__tensor_read_data, no side effect) before
  *   the write access (cow__tensor_write_data), so that a refused read
  *   changes nothing, then re-bases inputs that view the destination's
- *   storage, whose data the write access may have moved;
+ *   storage, whose data the write access may have moved (one access
+ *   protocol for every kernel that writes: kernel_begin/kernel_end in
+ *   kernels.c);
  * - does nothing more than validation when the destination has no elements.
  */
 #ifndef COW_TENSOR_KERNELS_H

@@ -6,7 +6,7 @@
 #include "tensor/dtype.h"
 #include "tensor/loops.h"
 
-#define COW_BINARY_LOOP(name, T, EXPR)                                      \
+#define BINARY_LOOP(name, T, EXPR)                                          \
 static bool                                                                 \
 name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 {                                                                           \
@@ -22,7 +22,7 @@ name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 	return true;                                                        \
 }
 
-#define COW_UNARY_LOOP(name, T, EXPR)                                       \
+#define UNARY_LOOP(name, T, EXPR)                                           \
 static bool                                                                 \
 name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 {                                                                           \
@@ -38,45 +38,45 @@ name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 }
 
 /* bool: add is or, mul is and (any non-zero byte is true). */
-COW_BINARY_LOOP(cow_add_bool, uint8_t, (x | y) != 0)
-COW_BINARY_LOOP(cow_add_u8, uint8_t, x + y)
-COW_BINARY_LOOP(cow_add_i32, uint32_t, x + y)
-COW_BINARY_LOOP(cow_add_i64, uint64_t, x + y)
-COW_BINARY_LOOP(cow_add_f32, float, x + y)
-COW_BINARY_LOOP(cow_add_f64, double, x + y)
+BINARY_LOOP(add_bool, uint8_t, (x | y) != 0)
+BINARY_LOOP(add_u8, uint8_t, x + y)
+BINARY_LOOP(add_i32, uint32_t, x + y)
+BINARY_LOOP(add_i64, uint64_t, x + y)
+BINARY_LOOP(add_f32, float, x + y)
+BINARY_LOOP(add_f64, double, x + y)
 
-COW_BINARY_LOOP(cow_mul_bool, uint8_t, x != 0 && y != 0)
-COW_BINARY_LOOP(cow_mul_u8, uint8_t, x * y)
-COW_BINARY_LOOP(cow_mul_i32, uint32_t, x * y)
-COW_BINARY_LOOP(cow_mul_i64, uint64_t, x * y)
-COW_BINARY_LOOP(cow_mul_f32, float, x * y)
-COW_BINARY_LOOP(cow_mul_f64, double, x * y)
+BINARY_LOOP(mul_bool, uint8_t, x != 0 && y != 0)
+BINARY_LOOP(mul_u8, uint8_t, x * y)
+BINARY_LOOP(mul_i32, uint32_t, x * y)
+BINARY_LOOP(mul_i64, uint64_t, x * y)
+BINARY_LOOP(mul_f32, float, x * y)
+BINARY_LOOP(mul_f64, double, x * y)
 
-COW_UNARY_LOOP(cow_neg_u8, uint8_t, 0u - x)
-COW_UNARY_LOOP(cow_neg_i32, uint32_t, 0u - x)
-COW_UNARY_LOOP(cow_neg_i64, uint64_t, (uint64_t)0 - x)
-COW_UNARY_LOOP(cow_neg_f32, float, -x)
-COW_UNARY_LOOP(cow_neg_f64, double, -x)
+UNARY_LOOP(neg_u8, uint8_t, 0u - x)
+UNARY_LOOP(neg_i32, uint32_t, 0u - x)
+UNARY_LOOP(neg_i64, uint64_t, (uint64_t)0 - x)
+UNARY_LOOP(neg_f32, float, -x)
+UNARY_LOOP(neg_f64, double, -x)
 
 const cow__iter_fn cow__loops_add[COW_DTYPE_COUNT] = {
-	[COW_DTYPE_BOOL] = cow_add_bool, [COW_DTYPE_UINT8] = cow_add_u8,
-	[COW_DTYPE_INT32] = cow_add_i32, [COW_DTYPE_INT64] = cow_add_i64,
-	[COW_DTYPE_FLOAT32] = cow_add_f32, [COW_DTYPE_FLOAT64] = cow_add_f64,
+	[COW_DTYPE_BOOL] = add_bool, [COW_DTYPE_UINT8] = add_u8,
+	[COW_DTYPE_INT32] = add_i32, [COW_DTYPE_INT64] = add_i64,
+	[COW_DTYPE_FLOAT32] = add_f32, [COW_DTYPE_FLOAT64] = add_f64,
 };
 
 const cow__iter_fn cow__loops_mul[COW_DTYPE_COUNT] = {
-	[COW_DTYPE_BOOL] = cow_mul_bool, [COW_DTYPE_UINT8] = cow_mul_u8,
-	[COW_DTYPE_INT32] = cow_mul_i32, [COW_DTYPE_INT64] = cow_mul_i64,
-	[COW_DTYPE_FLOAT32] = cow_mul_f32, [COW_DTYPE_FLOAT64] = cow_mul_f64,
+	[COW_DTYPE_BOOL] = mul_bool, [COW_DTYPE_UINT8] = mul_u8,
+	[COW_DTYPE_INT32] = mul_i32, [COW_DTYPE_INT64] = mul_i64,
+	[COW_DTYPE_FLOAT32] = mul_f32, [COW_DTYPE_FLOAT64] = mul_f64,
 };
 
 const cow__iter_fn cow__loops_neg[COW_DTYPE_COUNT] = {
-	[COW_DTYPE_BOOL] = NULL, [COW_DTYPE_UINT8] = cow_neg_u8,
-	[COW_DTYPE_INT32] = cow_neg_i32, [COW_DTYPE_INT64] = cow_neg_i64,
-	[COW_DTYPE_FLOAT32] = cow_neg_f32, [COW_DTYPE_FLOAT64] = cow_neg_f64,
+	[COW_DTYPE_BOOL] = NULL, [COW_DTYPE_UINT8] = neg_u8,
+	[COW_DTYPE_INT32] = neg_i32, [COW_DTYPE_INT64] = neg_i64,
+	[COW_DTYPE_FLOAT32] = neg_f32, [COW_DTYPE_FLOAT64] = neg_f64,
 };
 
-#define COW_COPY_RUN(T)                                                     \
+#define COPY_RUN(T)                                                         \
 	do {                                                                \
 		for (int64_t i = 0; i < n; i++) {                           \
 			T x;                                                \
@@ -102,16 +102,16 @@ cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 	 * (a memcpy of a run-time size is a call per element). */
 	switch (size) {
 	case 1:
-		COW_COPY_RUN(uint8_t);
+		COPY_RUN(uint8_t);
 		break;
 	case 2:
-		COW_COPY_RUN(uint16_t);
+		COPY_RUN(uint16_t);
 		break;
 	case 4:
-		COW_COPY_RUN(uint32_t);
+		COPY_RUN(uint32_t);
 		break;
 	case 8:
-		COW_COPY_RUN(uint64_t);
+		COPY_RUN(uint64_t);
 		break;
 	default:
 		for (int64_t i = 0; i < n; i++) {
@@ -132,7 +132,7 @@ cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 	return true;
 }
 
-#define COW_SUM_RUN(T, LOAD)                                                \
+#define SUM_RUN(T, LOAD)                                                    \
 	do {                                                                \
 		T acc;                                                      \
                                                                             \
@@ -152,7 +152,7 @@ cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 	} while (0)
 
 static float
-cow_load_f32(const char *p)
+load_f32(const char *p)
 {
 	float v;
 
@@ -161,7 +161,7 @@ cow_load_f32(const char *p)
 }
 
 static double
-cow_load_f64(const char *p)
+load_f64(const char *p)
 {
 	double v;
 
@@ -174,20 +174,20 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
 	cow_dtype_t src = *(const cow_dtype_t *)arg;
 
-#define COW_LOAD_INT(q) cow__load_i64(src, (q))
+#define LOAD_INT(q) cow__load_i64(src, (q))
 	switch (src) {
 	case COW_DTYPE_FLOAT32:
-		COW_SUM_RUN(float, cow_load_f32);
+		SUM_RUN(float, load_f32);
 		break;
 	case COW_DTYPE_FLOAT64:
-		COW_SUM_RUN(double, cow_load_f64);
+		SUM_RUN(double, load_f64);
 		break;
 	default:
 		/* Integers and bools sum into int64, wrapping. */
-		COW_SUM_RUN(uint64_t, COW_LOAD_INT);
+		SUM_RUN(uint64_t, LOAD_INT);
 		break;
 	}
-#undef COW_LOAD_INT
+#undef LOAD_INT
 	return true;
 }
 

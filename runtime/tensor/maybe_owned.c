@@ -1,6 +1,6 @@
 /*
  * maybe_owned.c - cow_tensor_expect_contiguous and the debug bookkeeping of
- * MaybeOwned borrows (seed 003; the ABI rule is in maybe_owned.h).
+ * MaybeOwned borrows (docs/tensor.md; the ABI rule is in maybe_owned.h).
  *
  * Debug mode (COW_DEBUG_BORROWS): each recorded borrow is a small record
  * linked into its tensor's list, under one process-wide lock (debug builds
@@ -20,8 +20,8 @@
 #include "tensor/tensor.h"
 
 struct cow__borrow {
-	struct cow__borrow *next; /* Synchronization: cow_borrow_lock. */
-	struct cow__borrow **prevp; /* Synchronization: cow_borrow_lock. */
+	struct cow__borrow *next; /* Synchronization: borrow_lock. */
+	struct cow__borrow **prevp; /* Synchronization: borrow_lock. */
 	cow_tensor_t *tensor;     /* Read-only after init. */
 	const char *file;         /* Read-only after init. */
 	int line;                 /* Read-only after init. */
@@ -31,7 +31,7 @@ struct cow__borrow {
 _Static_assert(sizeof(cow_maybe_owned_t) == 3 * sizeof(void *),
     "cow_maybe_owned_t must not change size between builds");
 
-static pthread_mutex_t cow_borrow_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t borrow_lock = PTHREAD_MUTEX_INITIALIZER;
 
 bool
 cow_borrow_debug_enabled(void)
@@ -56,14 +56,14 @@ cow_borrow_debug_begin(cow_tensor_t *t, const char *file, int line)
 	b->tensor = t;
 	b->file = file;
 	b->line = line;
-	pthread_mutex_lock(&cow_borrow_lock);
+	pthread_mutex_lock(&borrow_lock);
 	/* Append, so the head is the oldest borrow. */
 	b->next = NULL;
 	b->prevp = &t->borrows;
 	while (*b->prevp != NULL)
 		b->prevp = &(*b->prevp)->next;
 	*b->prevp = b;
-	pthread_mutex_unlock(&cow_borrow_lock);
+	pthread_mutex_unlock(&borrow_lock);
 	return b;
 #else
 	(void)t;
@@ -80,11 +80,11 @@ cow_borrow_debug_end(void *record)
 
 	if (b == NULL)
 		return;
-	pthread_mutex_lock(&cow_borrow_lock);
+	pthread_mutex_lock(&borrow_lock);
 	*b->prevp = b->next;
 	if (b->next != NULL)
 		b->next->prevp = b->prevp;
-	pthread_mutex_unlock(&cow_borrow_lock);
+	pthread_mutex_unlock(&borrow_lock);
 	free(b);
 }
 
@@ -95,10 +95,10 @@ cow_borrow_debug_outstanding(const cow_tensor_t *t)
 
 	if (t == NULL)
 		return 0;
-	pthread_mutex_lock(&cow_borrow_lock);
+	pthread_mutex_lock(&borrow_lock);
 	for (const struct cow__borrow *b = t->borrows; b != NULL; b = b->next)
 		n++;
-	pthread_mutex_unlock(&cow_borrow_lock);
+	pthread_mutex_unlock(&borrow_lock);
 	return n;
 }
 
@@ -110,7 +110,7 @@ cow__borrow_check_release(cow_tensor_t *t)
 	const struct cow__borrow *b;
 	size_t n = 0;
 
-	pthread_mutex_lock(&cow_borrow_lock);
+	pthread_mutex_lock(&borrow_lock);
 	b = t->borrows;
 	for (const struct cow__borrow *i = b; i != NULL; i = i->next)
 		n++;
@@ -119,7 +119,7 @@ cow__borrow_check_release(cow_tensor_t *t)
 		    "reference to tensor %p was released while %zu MaybeOwned "
 		    "borrow(s) of it are outstanding; the first was taken at "
 		    "%s:%d", (void *)t, n, b->file, b->line);
-	pthread_mutex_unlock(&cow_borrow_lock);
+	pthread_mutex_unlock(&borrow_lock);
 	if (b != NULL)
 		cow__die(msg);
 }
@@ -132,8 +132,8 @@ cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if (t->contiguous) {
 		*out = cow_maybe_owned_borrowed_at(t, file, line);
 		return COW_OK;

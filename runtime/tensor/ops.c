@@ -3,7 +3,7 @@
  * kernel (kernels.c). No op touches data except through a kernel.
  */
 #include "core/error.h"
-#include "functional/dispatch.h"
+#include "tensor/ext.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -13,18 +13,18 @@
 cow_status_t
 cow_tensor_fill_(cow_tensor_t *t, double value)
 {
-	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_fill_(t, value);
+	COW__RETURN_IF_NULL(t);
+	if (t->ext != NULL)
+		return t->ext->fill_(t, value);
 	return cow__kernel_fill(t, value, __func__);
 }
 
 cow_status_t
 cow_tensor_add_scalar_(cow_tensor_t *t, double value)
 {
-	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_binary_scalar_(COW__BINOP_ADD, t, value,
+	COW__RETURN_IF_NULL(t);
+	if (t->ext != NULL)
+		return t->ext->binary_scalar_(COW__BINOP_ADD, t, value,
 		    __func__);
 	return cow__kernel_binary_scalar(COW__BINOP_ADD, t, t, value, __func__);
 }
@@ -32,9 +32,9 @@ cow_tensor_add_scalar_(cow_tensor_t *t, double value)
 cow_status_t
 cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
 {
-	COW__CHECK_NOT_NULL(t);
-	if (COW__FN_ON(t))
-		return cow__fn_binary_scalar_(COW__BINOP_MUL, t, value,
+	COW__RETURN_IF_NULL(t);
+	if (t->ext != NULL)
+		return t->ext->binary_scalar_(COW__BINOP_MUL, t, value,
 		    __func__);
 	return cow__kernel_binary_scalar(COW__BINOP_MUL, t, t, value, __func__);
 }
@@ -42,37 +42,44 @@ cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
 cow_status_t
 cow_tensor_add_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(other);
-	if (COW__FN_ON2(t, other))
-		return cow__fn_binary_(COW__BINOP_ADD, t, other, __func__);
+	const struct cow__tensor_ext *ext;
+
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(other);
+	if ((ext = cow__ext_of2(t, other)) != NULL)
+		return ext->binary_(COW__BINOP_ADD, t, other, __func__);
 	return cow__kernel_binary(COW__BINOP_ADD, t, t, other, __func__);
 }
 
 cow_status_t
 cow_tensor_mul_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(other);
-	if (COW__FN_ON2(t, other))
-		return cow__fn_binary_(COW__BINOP_MUL, t, other, __func__);
+	const struct cow__tensor_ext *ext;
+
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(other);
+	if ((ext = cow__ext_of2(t, other)) != NULL)
+		return ext->binary_(COW__BINOP_MUL, t, other, __func__);
 	return cow__kernel_binary(COW__BINOP_MUL, t, t, other, __func__);
 }
 
 cow_status_t
 cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 {
-	COW__CHECK_NOT_NULL(dst);
-	COW__CHECK_NOT_NULL(src);
-	if (COW__FN_ON2(dst, src))
-		return cow__fn_copy_(dst, src);
+	const struct cow__tensor_ext *ext;
+
+	COW__RETURN_IF_NULL(dst);
+	COW__RETURN_IF_NULL(src);
+	if ((ext = cow__ext_of2(dst, src)) != NULL)
+		return ext->copy_(dst, src);
 	return cow__kernel_copy(dst, src, __func__);
 }
 
 static cow_status_t
-cow_binary_out(enum cow__binop op, const cow_tensor_t *a,
+binary_out(enum cow__binop op, const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out, const char *func)
 {
+	const struct cow__tensor_ext *ext;
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
 	cow_tensor_t *r;
 	cow_status_t st;
@@ -83,8 +90,8 @@ cow_binary_out(enum cow__binop op, const cow_tensor_t *a,
 		return st;
 	if (out == NULL)
 		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
-	if (COW__FN_ON2(a, b))
-		return cow__fn_binary(op, a, b, out, func);
+	if ((ext = cow__ext_of2(a, b)) != NULL)
+		return ext->binary(op, a, b, out, func);
 	/* Validate before allocating: the kernel would refuse the same. */
 	if (cow_tensor_dtype(a) != cow_tensor_dtype(b))
 		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and %s "
@@ -108,14 +115,14 @@ cow_status_t
 cow_tensor_add(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	return cow_binary_out(COW__BINOP_ADD, a, b, out, __func__);
+	return binary_out(COW__BINOP_ADD, a, b, out, __func__);
 }
 
 cow_status_t
 cow_tensor_mul(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	return cow_binary_out(COW__BINOP_MUL, a, b, out, __func__);
+	return binary_out(COW__BINOP_MUL, a, b, out, __func__);
 }
 
 cow_status_t
@@ -124,10 +131,10 @@ cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(a))
-		return cow__fn_neg(a, out);
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
+	if (a->ext != NULL)
+		return a->ext->neg(a, out);
 	if (a->dtype == COW_DTYPE_BOOL)
 		return cow__error(COW_EDTYPE, __func__,
 		    "negation is not defined for dtype bool");
@@ -144,7 +151,7 @@ cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
 
 /* Sum @a over the dimensions in @mask into a new tensor of @ndim, @sizes. */
 static cow_status_t
-cow_sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
+sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
     const int64_t *sizes, cow_tensor_t **out, const char *func)
 {
 	cow_tensor_t *r;
@@ -164,11 +171,11 @@ cow_sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
 cow_status_t
 cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
 {
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(a))
-		return cow__fn_sum(a, true, 0, false, out, __func__);
-	return cow_sum_out(a, a->ndim == 0 ? 0 :
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
+	if (a->ext != NULL)
+		return a->ext->sum(a, true, 0, false, out, __func__);
+	return sum_out(a, a->ndim == 0 ? 0 :
 	    (uint32_t)((1ull << a->ndim) - 1), 0, NULL, out, __func__);
 }
 
@@ -180,10 +187,10 @@ cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
 	cow_status_t st;
 	int d, n = 0;
 
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(a))
-		return cow__fn_sum(a, false, dim, keepdim, out, __func__);
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
+	if (a->ext != NULL)
+		return a->ext->sum(a, false, dim, keepdim, out, __func__);
 	if ((st = cow__wrap_dim(dim, a->ndim, &d, __func__)) != COW_OK)
 		return st;
 	for (int i = 0; i < a->ndim; i++) {
@@ -192,16 +199,18 @@ cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
 		else if (keepdim)
 			sizes[n++] = 1;
 	}
-	return cow_sum_out(a, 1u << d, n, sizes, out, __func__);
+	return sum_out(a, 1u << d, n, sizes, out, __func__);
 }
 
 cow_status_t
 cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 {
-	COW__CHECK_NOT_NULL(a);
-	COW__CHECK_NOT_NULL(b);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON2(a, b))
-		return cow__fn_equal(a, b, out);
+	const struct cow__tensor_ext *ext;
+
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(b);
+	COW__RETURN_IF_NULL(out);
+	if ((ext = cow__ext_of2(a, b)) != NULL)
+		return ext->equal(a, b, out);
 	return cow__kernel_equal(a, b, out, __func__);
 }

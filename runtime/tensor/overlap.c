@@ -19,7 +19,7 @@
 #include "tensor/tensor.h"
 
 static int
-cow_cmp_i64(const void *a, const void *b)
+cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
@@ -27,7 +27,7 @@ cow_cmp_i64(const void *a, const void *b)
 }
 
 static cow_status_t
-cow_overlap_error(const cow_tensor_t *t, const char *func)
+overlap_error(const cow_tensor_t *t, const char *func)
 {
 	char a[COW__SHAPE_STR_MAX], b[COW__SHAPE_STR_MAX];
 
@@ -41,7 +41,7 @@ cow_overlap_error(const cow_tensor_t *t, const char *func)
 /* Enumerate all @numel offsets of the sorted dimensions and look for a
  * repeat. */
 static cow_status_t
-cow_overlap_exact(int n, const int64_t *sz, const int64_t *st, int64_t numel,
+overlap_exact(int n, const int64_t *sz, const int64_t *st, int64_t numel,
     cow_allocator_t *alloc, bool *overlaps, const char *func)
 {
 	int64_t idx[COW_TENSOR_MAX_NDIM] = {0}, off = 0;
@@ -71,7 +71,7 @@ cow_overlap_exact(int n, const int64_t *sz, const int64_t *st, int64_t numel,
 		if (d == n)
 			break;
 	}
-	qsort(all, k, sizeof *all, cow_cmp_i64);
+	qsort(all, k, sizeof *all, cmp_i64);
 	for (size_t i = 1; i < k && !dup; i++)
 		dup = all[i] == all[i - 1];
 	cow__free(alloc, all, bytes);
@@ -122,7 +122,7 @@ cow__layout_overlaps(int ndim, const int64_t *sizes, const int64_t *strides,
 	reach = 0;
 	for (int i = 0; i < n; i++) {
 		if (st[i] <= reach)
-			return cow_overlap_exact(n, sz, st, numel, alloc,
+			return overlap_exact(n, sz, st, numel, alloc,
 			    overlaps, func);
 		reach += st[i] * (sz[i] - 1);
 	}
@@ -138,5 +138,5 @@ cow__check_writable(const cow_tensor_t *t, const char *func)
 	if ((st = cow__layout_overlaps(t->ndim, t->sizes, t->strides, t->alloc,
 	    &overlaps, func)) != COW_OK)
 		return st;
-	return overlaps ? cow_overlap_error(t, func) : COW_OK;
+	return overlaps ? overlap_error(t, func) : COW_OK;
 }

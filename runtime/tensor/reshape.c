@@ -1,5 +1,5 @@
 /*
- * reshape.c - reshape and its mode (seed 002).
+ * reshape.c - reshape and its mode (docs/reshape.md).
  *
  * When the strides allow a view, the legacy mode returns an aliasing view
  * on the same storage; the lazy-copy mode returns a lazy copy (a new
@@ -17,20 +17,20 @@
 #include <stdio.h>
 
 #include "core/error.h"
-#include "functional/dispatch.h"
 #include "core/sync.h"
+#include "tensor/ext.h"
 #include "tensor/shadow.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
 /* Synchronization: atomic (relaxed; cow__counter_* from sync.h). */
-static uint64_t cow_reshape_global = COW_RESHAPE_ALIAS;
+static uint64_t reshape_global = COW_RESHAPE_ALIAS;
 /* COW_RESHAPE_INHERIT when the thread has no override. */
-static _Thread_local cow_reshape_mode_t cow_reshape_thread =
+static _Thread_local cow_reshape_mode_t reshape_thread =
     COW_RESHAPE_INHERIT;
 
 static cow_status_t
-cow_reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok,
+reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok,
     const char *func)
 {
 	switch (mode) {
@@ -53,16 +53,16 @@ cow_reshape_mode_set(cow_reshape_mode_t mode)
 {
 	cow_status_t st;
 
-	if ((st = cow_reshape_mode_check(mode, false, __func__)) != COW_OK)
+	if ((st = reshape_mode_check(mode, false, __func__)) != COW_OK)
 		return st;
-	cow__counter_store(&cow_reshape_global, (uint64_t)mode);
+	cow__counter_store(&reshape_global, (uint64_t)mode);
 	return COW_OK;
 }
 
 cow_reshape_mode_t
 cow_reshape_mode_get(void)
 {
-	return (cow_reshape_mode_t)cow__counter_load(&cow_reshape_global);
+	return (cow_reshape_mode_t)cow__counter_load(&reshape_global);
 }
 
 cow_status_t
@@ -71,31 +71,31 @@ cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
 {
 	cow_status_t st;
 
-	if ((st = cow_reshape_mode_check(mode, true, __func__)) != COW_OK)
+	if ((st = reshape_mode_check(mode, true, __func__)) != COW_OK)
 		return st;
 	if (previous != NULL)
-		*previous = cow_reshape_thread;
-	cow_reshape_thread = mode;
+		*previous = reshape_thread;
+	reshape_thread = mode;
 	return COW_OK;
 }
 
 cow_reshape_mode_t
 cow_reshape_mode_get_thread(void)
 {
-	return cow_reshape_thread;
+	return reshape_thread;
 }
 
 cow_reshape_mode_t
 cow_reshape_mode_effective(void)
 {
-	if (cow_reshape_thread != COW_RESHAPE_INHERIT)
-		return cow_reshape_thread;
+	if (reshape_thread != COW_RESHAPE_INHERIT)
+		return reshape_thread;
 	return cow_reshape_mode_get();
 }
 
 /* A lazy copy of @t's storage seen with (@ndim, @sizes, @strides). */
 static cow_status_t
-cow_reshape_lazy(cow_tensor_t *t, int ndim, const int64_t *sizes,
+reshape_lazy(cow_tensor_t *t, int ndim, const int64_t *sizes,
     const int64_t *strides, cow_tensor_t **out, const char *func)
 {
 	cow_tensor_t *r;
@@ -125,17 +125,17 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	if (COW__FN_ON(t))
-		return cow__fn_reshape(t, ndim, sizes, out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->ext != NULL)
+		return t->ext->reshape(t, ndim, sizes, out);
 	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, __func__)) !=
 	    COW_OK)
 		return st;
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
 		switch (cow_reshape_mode_effective()) {
 		case COW_RESHAPE_LAZY_COPY:
-			return cow_reshape_lazy(t, ndim, ns, nst, out,
+			return reshape_lazy(t, ndim, ns, nst, out,
 			    __func__);
 		case COW_RESHAPE_WARN:
 			return cow__shadow_fork(t, ndim, ns, nst, out,

@@ -1,15 +1,15 @@
 /*
- * shadow.c - the reshape-alias simulation (seed 002, "Backwards
- * incompatibility"; docs/reshape.md): the access checks, the policy, the
- * warning handler, the simulated lazy copy and the introspection API.
+ * shadow.c - the reshape-alias simulation (docs/reshape.md): the access
+ * checks, the policy, the warning handler, the simulated lazy copy and the
+ * introspection API.
  *
  * The rule: a write through one shadow set followed by a read or a write
  * through a different shadow set that shares the physical storage is
  * reported. A write bumps the storage's physical generation and sets the
  * writer's shadow generation to the new value; any access whose shadow
  * generation differs from the physical one therefore follows a write
- * through another set. Reads are checked too (the seed's prototype could
- * check only writes; our const/mutable split sees every read).
+ * through another set. Reads are checked too: the const/mutable split
+ * sees every read, not only the writes.
  *
  * Concurrency: generations are relaxed atomics. They publish nothing, and
  * a write through a storage is serialised by the user against every other
@@ -31,13 +31,13 @@
 
 /* Synchronization: atomic (relaxed; cow__counter_*), like the reshape
  * mode: it publishes no data. */
-static uint64_t cow_shadow_policy = COW_SHADOW_WARN_ONCE;
+static uint64_t shadow_policy = COW_SHADOW_WARN_ONCE;
 
-/* The handler and its context. Synchronization: cow_shadow_handler_lock
+/* The handler and its context. Synchronization: shadow_handler_lock
  * (shared while a handler runs, exclusive to change them). */
-static pthread_rwlock_t cow_shadow_handler_lock = PTHREAD_RWLOCK_INITIALIZER;
-static cow_shadow_handler_fn cow_shadow_handler = cow_shadow_default_handler;
-static void *cow_shadow_handler_ctx;
+static pthread_rwlock_t shadow_handler_lock = PTHREAD_RWLOCK_INITIALIZER;
+static cow_shadow_handler_fn shadow_handler = cow_shadow_default_handler;
+static void *shadow_handler_ctx;
 
 #define COW__PTHREAD(call)                                                  \
 	do {                                                                \
@@ -46,7 +46,7 @@ static void *cow_shadow_handler_ctx;
 	} while (0)
 
 static const char *
-cow_shadow_kind_str(cow_shadow_kind_t kind)
+shadow_kind_str(cow_shadow_kind_t kind)
 {
 	return kind == COW_SHADOW_READ_AFTER_WRITE ? "read-after-write" :
 	    "write-after-write";
@@ -59,7 +59,7 @@ cow_shadow_policy_set(cow_shadow_policy_t policy)
 	case COW_SHADOW_WARN_ONCE:
 	case COW_SHADOW_WARN_ALWAYS:
 	case COW_SHADOW_ERROR:
-		cow__counter_store(&cow_shadow_policy, (uint64_t)policy);
+		cow__counter_store(&shadow_policy, (uint64_t)policy);
 		return COW_OK;
 	}
 	return cow__error(COW_EINVAL, __func__, "invalid shadow policy %d",
@@ -69,27 +69,27 @@ cow_shadow_policy_set(cow_shadow_policy_t policy)
 cow_shadow_policy_t
 cow_shadow_policy_get(void)
 {
-	return (cow_shadow_policy_t)cow__counter_load(&cow_shadow_policy);
+	return (cow_shadow_policy_t)cow__counter_load(&shadow_policy);
 }
 
 void
 cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx)
 {
-	COW__PTHREAD(pthread_rwlock_wrlock(&cow_shadow_handler_lock));
-	cow_shadow_handler = fn != NULL ? fn : cow_shadow_default_handler;
-	cow_shadow_handler_ctx = fn != NULL ? ctx : NULL;
-	COW__PTHREAD(pthread_rwlock_unlock(&cow_shadow_handler_lock));
+	COW__PTHREAD(pthread_rwlock_wrlock(&shadow_handler_lock));
+	shadow_handler = fn != NULL ? fn : cow_shadow_default_handler;
+	shadow_handler_ctx = fn != NULL ? ctx : NULL;
+	COW__PTHREAD(pthread_rwlock_unlock(&shadow_handler_lock));
 }
 
 void
 cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx)
 {
-	COW__PTHREAD(pthread_rwlock_rdlock(&cow_shadow_handler_lock));
+	COW__PTHREAD(pthread_rwlock_rdlock(&shadow_handler_lock));
 	if (fn != NULL)
-		*fn = cow_shadow_handler;
+		*fn = shadow_handler;
 	if (ctx != NULL)
-		*ctx = cow_shadow_handler_ctx;
-	COW__PTHREAD(pthread_rwlock_unlock(&cow_shadow_handler_lock));
+		*ctx = shadow_handler_ctx;
+	COW__PTHREAD(pthread_rwlock_unlock(&shadow_handler_lock));
 }
 
 void
@@ -101,14 +101,14 @@ cow_shadow_default_handler(const cow_shadow_event_t *event, void *ctx)
 	    "alias of storage %p (physical generation %" PRIu64 ", shadow "
 	    "generation %" PRIu64 "): the result depends on reshape returning "
 	    "a view, not a lazy copy\n", event->func,
-	    cow_shadow_kind_str(event->kind), (const void *)event->storage,
+	    shadow_kind_str(event->kind), (const void *)event->storage,
 	    event->physical_generation, event->shadow_generation);
 }
 
 /* The effective shadow: the tensor's own, else its storage's default.
  * NULL for a tensor without a storage (functionalized tensors have none). */
 static cow__shadow_t *
-cow_shadow_of(const cow_tensor_t *t)
+shadow_of(const cow_tensor_t *t)
 {
 	if (t->shadow != NULL)
 		return t->shadow;
@@ -119,7 +119,7 @@ cow_shadow_of(const cow_tensor_t *t)
 /* Report an out-of-sync access as @policy says: COW_EALIASING under
  * COW_SHADOW_ERROR, else maybe call the handler and return COW_OK. */
 static cow_status_t
-cow_shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
+shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
     uint64_t physical, uint64_t generation, cow_shadow_policy_t policy,
     const char *func)
 {
@@ -129,29 +129,29 @@ cow_shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 		return cow__error(COW_EALIASING, func, "%s through another "
 		    "reshape alias of storage %p (physical generation %" PRIu64
 		    ", shadow generation %" PRIu64 "): refused under "
-		    "COW_SHADOW_ERROR", cow_shadow_kind_str(kind),
+		    "COW_SHADOW_ERROR", shadow_kind_str(kind),
 		    (void *)t->storage, physical, generation);
 	if (policy == COW_SHADOW_WARN_ONCE &&
 	    !cow__storage_warn_claim(t->storage))
 		return COW_OK;
 	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
 	    generation};
-	COW__PTHREAD(pthread_rwlock_rdlock(&cow_shadow_handler_lock));
-	cow_shadow_handler(&ev, cow_shadow_handler_ctx);
-	COW__PTHREAD(pthread_rwlock_unlock(&cow_shadow_handler_lock));
+	COW__PTHREAD(pthread_rwlock_rdlock(&shadow_handler_lock));
+	shadow_handler(&ev, shadow_handler_ctx);
+	COW__PTHREAD(pthread_rwlock_unlock(&shadow_handler_lock));
 	return COW_OK;
 }
 
 cow_status_t
 cow__shadow_check_read(const cow_tensor_t *t, const char *func)
 {
-	cow__shadow_t *sh = cow_shadow_of(t);
+	cow__shadow_t *sh = shadow_of(t);
 	uint64_t physical = cow__storage_generation(t->storage);
 	uint64_t generation = cow__shadow_generation(sh);
 
 	if (generation == physical)
 		return COW_OK;
-	return cow_shadow_report(t, COW_SHADOW_READ_AFTER_WRITE, physical,
+	return shadow_report(t, COW_SHADOW_READ_AFTER_WRITE, physical,
 	    generation, cow_shadow_policy_get(), func);
 }
 
@@ -159,13 +159,13 @@ cow_status_t
 cow__shadow_check_write(const cow_tensor_t *t, struct cow__shadow_write *w,
     const char *func)
 {
-	cow__shadow_t *sh = cow_shadow_of(t);
+	cow__shadow_t *sh = shadow_of(t);
 
 	w->physical = cow__storage_generation(t->storage);
 	w->generation = cow__shadow_generation(sh);
 	w->policy = cow_shadow_policy_get();
 	if (w->generation != w->physical && w->policy == COW_SHADOW_ERROR)
-		return cow_shadow_report(t, COW_SHADOW_WRITE_AFTER_WRITE,
+		return shadow_report(t, COW_SHADOW_WRITE_AFTER_WRITE,
 		    w->physical, w->generation, w->policy, func);
 	w->shadow = sh;
 	return COW_OK;
@@ -176,7 +176,7 @@ cow__shadow_commit_write(cow_tensor_t *t, const struct cow__shadow_write *w,
     const char *func)
 {
 	if (w->generation != w->physical)
-		(void)cow_shadow_report(t, COW_SHADOW_WRITE_AFTER_WRITE,
+		(void)shadow_report(t, COW_SHADOW_WRITE_AFTER_WRITE,
 		    w->physical, w->generation, w->policy, func);
 	/* The writer's set is now the one in sync with the data. */
 	cow__shadow_generation_set(w->shadow,
@@ -222,8 +222,8 @@ cow__shadow_fork(cow_tensor_t *t, int ndim, const int64_t *sizes,
 cow_status_t
 cow_storage_physical_generation(const cow_storage_t *storage, uint64_t *out)
 {
-	COW__CHECK_NOT_NULL(storage);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(out);
 	*out = cow__storage_default_shadow(storage) == NULL ?
 	    COW_GENERATION_NONE : cow__storage_generation(storage);
 	return COW_OK;
@@ -234,9 +234,9 @@ cow_tensor_shadow_generation(const cow_tensor_t *t, uint64_t *out)
 {
 	cow__shadow_t *sh;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
-	sh = cow_shadow_of(t);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	sh = shadow_of(t);
 	*out = sh == NULL ? COW_GENERATION_NONE : cow__shadow_generation(sh);
 	return COW_OK;
 }
@@ -250,5 +250,5 @@ cow_tensor_shares_shadow(const cow_tensor_t *a, const cow_tensor_t *b)
 	 * not. */
 	if (a->shadow == NULL && b->shadow == NULL)
 		return a->storage != NULL && a->storage == b->storage;
-	return cow_shadow_of(a) == cow_shadow_of(b);
+	return shadow_of(a) == shadow_of(b);
 }

@@ -1,6 +1,6 @@
 /*
- * shadow.h - the reshape-alias simulation at the tensor layer (seed 002;
- * docs/reshape.md): the checks the one read access and the one write access
+ * shadow.h - the reshape-alias simulation at the tensor layer
+ * (docs/reshape.md): the checks the one read access and the one write access
  * make (access.c), and the simulated lazy copy that COW_RESHAPE_WARN's
  * reshape returns.
  *

@@ -1,17 +1,20 @@
 /*
  * tensor.c - tensor lifecycle, internal constructors and accessors.
- * Metadata is immutable after initialisation; only the refcount changes.
+ * A plain tensor's metadata is immutable after initialisation; only the
+ * refcount changes. An extension (tensor/ext.h) may change its tensors'
+ * layout (cow__tensor_set_layout).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
-#include "functional/dispatch.h"
 #include "storage/shadow.h"
 #include "tensor/dtype.h"
+#include "tensor/ext.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "tensor/view_step.h"
 
 cow_tensor_t *
 cow__tensor_alloc(cow_allocator_t *alloc, const char *func)
@@ -41,7 +44,8 @@ cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
 	t->storage = storage;
 	t->shadow = NULL;
 	t->borrows = NULL;
-	t->fn = NULL;
+	t->ext = NULL;
+	t->ext_state = NULL;
 	for (int d = 0; d < ndim; d++)
 		t->sizes[d] = sizes[d];
 	if (strides != NULL)
@@ -51,6 +55,26 @@ cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
 		cow__contiguous_strides(ndim, sizes, t->strides);
 	t->numel = cow__shape_numel(ndim, sizes);
 	t->contiguous = cow__is_contiguous(ndim, t->sizes, t->strides);
+}
+
+void
+cow__tensor_ext_attach(cow_tensor_t *t, const struct cow__tensor_ext *ext,
+    void *state)
+{
+	t->ext = ext;
+	t->ext_state = state;
+}
+
+void
+cow__tensor_set_layout(cow_tensor_t *t, const struct cow__layout *l)
+{
+	t->ndim = l->ndim;
+	t->offset = l->offset;
+	for (int d = 0; d < l->ndim; d++) {
+		t->sizes[d] = l->sizes[d];
+		t->strides[d] = l->strides[d];
+	}
+	t->contiguous = cow__is_contiguous(t->ndim, t->sizes, t->strides);
 }
 
 cow_status_t
@@ -79,7 +103,7 @@ cow__tensor_new_view(const cow_tensor_t *base, int ndim, const int64_t *sizes,
 	st = cow__tensor_new(base->storage, base->dtype, ndim, sizes, strides,
 	    offset, out, func);
 	if (st == COW_OK && base->shadow != NULL) {
-		/* Views share their base's shadow (seed 002). */
+		/* Views share their base's shadow (docs/reshape.md). */
 		cow__shadow_retain(base->shadow);
 		(*out)->shadow = base->shadow;
 	}
@@ -154,8 +178,8 @@ cow_tensor_release(cow_tensor_t *t)
 	if (t == NULL || !cow__ref_put(&t->refs))
 		return;
 	cow__borrow_check_release(t);
-	if (t->fn != NULL)
-		cow__fn_tensor_destroy(t);
+	if (t->ext != NULL)
+		t->ext->destroy(t);
 	cow__shadow_release(t->shadow);
 	cow_storage_release(t->storage);
 	cow__tensor_free(t);
@@ -209,8 +233,8 @@ cow_tensor_size(const cow_tensor_t *t, int dim, int64_t *out)
 	cow_status_t st;
 	int d;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	*out = t->sizes[d];
@@ -223,8 +247,8 @@ cow_tensor_stride(const cow_tensor_t *t, int dim, int64_t *out)
 	cow_status_t st;
 	int d;
 
-	COW__CHECK_NOT_NULL(t);
-	COW__CHECK_NOT_NULL(out);
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
 	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
 		return st;
 	*out = t->strides[d];

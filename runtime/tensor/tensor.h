@@ -19,12 +19,17 @@
 #include "core/sync.h"
 
 struct cow__borrow;
-struct cow__fn;
+struct cow__layout;
 struct cow__shadow;
+struct cow__tensor_ext;
 
 struct cow_tensor_s {
 	cow__refcount_t refs;   /* Handles. Synchronization: atomic. */
-	/* Everything below is read-only after initialisation. */
+	/*
+	 * Everything below is read-only after initialisation, except the
+	 * layout of a tensor with an extension, which the extension may
+	 * change (cow__tensor_set_layout; cow_functional_transpose_).
+	 */
 	cow_dtype_t dtype;
 	int ndim;
 	bool contiguous;
@@ -47,13 +52,15 @@ struct cow_tensor_s {
 	 */
 	struct cow__borrow *borrows;
 	/*
-	 * Functionalization state (functional/functional.h): NULL for a plain
-	 * tensor. When set, the tensor has no storage (NULL), every op goes
-	 * to the layer (functional/dispatch.h), and the layout below is its
-	 * place in its alias group's base; cow_functional_transpose_() may
-	 * change it. Synchronization: the user serialises uses of the group.
+	 * The extension that manages the tensor (tensor/ext.h), NULL for a
+	 * plain tensor, and its state. A tensor with an extension may have no
+	 * storage (NULL): every call goes to the extension, and the layout
+	 * below is what the extension says it is (a functional tensor's: its
+	 * place in its alias group's base). Synchronization: the extension's
+	 * (functional tensors: the user serialises uses of the group).
 	 */
-	struct cow__fn *fn;
+	const struct cow__tensor_ext *ext;
+	void *ext_state;
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
 	int64_t strides[COW_TENSOR_MAX_NDIM]; /* in elements, >= 0 */
 };
@@ -101,6 +108,11 @@ cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
 cow_status_t cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out,
     const char *func);
 
+/* Give @t (a tensor with an extension) the layout @l, with the same
+ * number of elements. For the extension only: a plain tensor's layout
+ * never changes. */
+void cow__tensor_set_layout(cow_tensor_t *t, const struct cow__layout *l);
+
 /* The allocator new storages derived from @t use (its storage's). */
 cow_allocator_t *cow__tensor_allocator(const cow_tensor_t *t);
 
@@ -125,7 +137,8 @@ cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
  * read pointers of inputs that view the destination's storage on the
  * address the write access returned (cow__tensor_rebase): materialisation
  * moves that storage's data. Inputs on other storages keep their pointers:
- * materialising one storage never moves another's data.
+ * materialising one storage never moves another's data. The kernels
+ * (kernels.c) take this order from one function, kernel_begin().
  */
 cow_status_t cow__tensor_write_data(cow_tensor_t *t, char **out,
     const char *func);

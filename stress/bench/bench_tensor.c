@@ -1,6 +1,9 @@
 /*
  * Tensor metadata benchmarks: creating a view (select, transpose) and
- * releasing it, and cow_tensor_expect_contiguous on a contiguous tensor
+ * releasing it; a lazy clone of a tensor and its release; small ops (16
+ * float32 elements, so the per-call work dominates: argument checks,
+ * dispatch, the access protocol, not the loop); and
+ * cow_tensor_expect_contiguous on a contiguous tensor
  * (a borrow: no reference taken) against owning the same tensor (retain and
  * release: two atomic read-modify-writes on its count). A non-contiguous
  * input is the third case: expect_contiguous then makes an owned copy.
@@ -15,6 +18,8 @@
 struct tensor_state {
 	cow_tensor_t *t;  /* contiguous 64 x 64 float32 */
 	cow_tensor_t *tt; /* its transpose (not contiguous) */
+	cow_tensor_t *a;  /* 16 float32 elements */
+	cow_tensor_t *b;  /* 16 float32 elements */
 };
 
 static void
@@ -33,6 +38,10 @@ setup_tensor(struct bench_arg *arg)
 	check(cow_tensor_full(COW_DTYPE_FLOAT32, 2, sizes, 1.0,
 	    bench_allocator(), &st.t), "full");
 	check(cow_tensor_transpose(st.t, 0, 1, &st.tt), "transpose");
+	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (const int64_t[]){16}, 1.0,
+	    bench_allocator(), &st.a), "full");
+	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (const int64_t[]){16}, 0.0,
+	    bench_allocator(), &st.b), "full");
 	arg->state = &st;
 }
 
@@ -41,6 +50,8 @@ teardown_tensor(struct bench_arg *arg)
 {
 	struct tensor_state *st = arg->state;
 
+	cow_tensor_release(st->b);
+	cow_tensor_release(st->a);
 	cow_tensor_release(st->tt);
 	cow_tensor_release(st->t);
 }
@@ -73,6 +84,66 @@ static uint64_t
 run_view_transpose(struct bench_arg *arg, uint64_t n)
 {
 	return time_views(((struct tensor_state *)arg->state)->t, true, n);
+}
+
+/* A lazy clone of the 64 x 64 tensor and its release, @n times (the
+ * source stays copy-on-write: the first clone wraps it, later ones add a
+ * share). */
+static uint64_t
+run_lazy_clone_tensor(struct bench_arg *arg, uint64_t n)
+{
+	cow_tensor_t *t = ((struct tensor_state *)arg->state)->t;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_tensor_t *c;
+
+		check(cow_tensor_lazy_clone(t, &c), "lazy_clone");
+		bench_consume((uintptr_t)cow_tensor_numel(c));
+		cow_tensor_release(c);
+	}
+	return bench_now_ns() - t0;
+}
+
+/* a += b on 16 elements, @n times (in place: no allocation). */
+static uint64_t
+run_op_add_inplace(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++)
+		check(cow_tensor_add_(st->a, st->b), "add_");
+	return bench_now_ns() - t0;
+}
+
+/* a + b into a new tensor and its release, 16 elements, @n times. */
+static uint64_t
+run_op_add(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++) {
+		cow_tensor_t *r;
+
+		check(cow_tensor_add(st->a, st->b, &r), "add");
+		bench_consume((uintptr_t)cow_tensor_numel(r));
+		cow_tensor_release(r);
+	}
+	return bench_now_ns() - t0;
+}
+
+/* fill_ of 16 elements, @n times. */
+static uint64_t
+run_op_fill(struct bench_arg *arg, uint64_t n)
+{
+	struct tensor_state *st = arg->state;
+	uint64_t t0 = bench_now_ns();
+
+	for (uint64_t i = 0; i < n; i++)
+		check(cow_tensor_fill_(st->b, (double)(i & 7)), "fill_");
+	return bench_now_ns() - t0;
 }
 
 /* cow_tensor_expect_contiguous(@t) and release, @n times; with @owned, the
@@ -125,6 +196,10 @@ run_expect_copy(struct bench_arg *arg, uint64_t n)
 const struct bench bench_tensor_table[] = {
 	TENSOR_BENCH("view_select", run_view_select),
 	TENSOR_BENCH("view_transpose", run_view_transpose),
+	TENSOR_BENCH("lazy_clone_tensor", run_lazy_clone_tensor),
+	TENSOR_BENCH("op_add_inplace", run_op_add_inplace),
+	TENSOR_BENCH("op_add", run_op_add),
+	TENSOR_BENCH("op_fill", run_op_fill),
 	TENSOR_BENCH("expect_contiguous_borrowed", run_expect_borrowed),
 	TENSOR_BENCH("expect_contiguous_owned", run_expect_owned),
 	TENSOR_BENCH("expect_contiguous_copy", run_expect_copy),

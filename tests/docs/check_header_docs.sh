@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # check_header_docs.sh - every public function of the cowstore headers states
-# its ownership, thread-safety and errors.
+# its thread-safety and errors, and its ownership whenever it has any.
 #
 # Usage: check_header_docs.sh [INCLUDE_DIR ...]
 #   INCLUDE_DIR  a directory of public headers (default: include/cowstore of
@@ -11,10 +11,15 @@
 # preceded by a doc comment (/** ... */). One comment may cover several
 # consecutive declarations; the group ends at the first line that is neither
 # part of a COW_API declaration nor of the comment (a blank line, another
-# comment, any other code). The comment must contain each of the words
-# "Ownership:", "Thread-safety:" and "Errors:" (case-sensitive, colon
-# included). A file-level preamble does not count: the words must be in the
-# comment of each function.
+# comment, any other code). The comment must contain the words
+# "Thread-safety:" and "Errors:" (case-sensitive, colon included), and
+# "Ownership:" when a declaration of the group can pass ownership or
+# borrow: it returns a pointer, or takes a pointer that is not const (an
+# out-parameter, an object it changes or keeps) or a pointer to a pointer.
+# A function that takes values and const pointers only and returns a value
+# has no ownership to state ("Ownership: none (returns a value)" is not
+# asked for). A file-level preamble does not count: the words must be in
+# the comment of each function.
 #
 # Prints each function that fails and the words it lacks, then the summary
 # "check_header_docs: N functions, M incomplete". Exit status: 0 when M is 0,
@@ -45,16 +50,19 @@ done
 
 # POSIX awk (mawk and gawk both run it).
 awk '
-function report(file, line, name, doc,    missing, i) {
+function report(file, line, name, doc, owns,    missing, i) {
 	nfuncs++
 	if (doc == "") {
 		missing = "no /** */ comment directly above"
 	} else {
 		missing = ""
-		for (i = 1; i <= nwords; i++)
+		for (i = 1; i <= nwords; i++) {
+			if (words[i] == "Ownership" && !owns)
+				continue
 			if (index(doc, words[i] ":") == 0)
 				missing = missing (missing == "" ? "" : ", ") \
 				    words[i] ":"
+		}
 		if (missing != "")
 			missing = "missing " missing
 	}
@@ -79,6 +87,26 @@ function decl_name(text,    head, rest) {
 	if (match(head, /[A-Za-z_][A-Za-z0-9_]*$/))
 		return substr(head, RSTART, RLENGTH)
 	return "?"
+}
+
+# Can the declaration pass ownership or borrow? It returns a pointer, or
+# one of its parameters is a pointer to non-const or a pointer to a pointer.
+function has_ownership(text,    head, params, n, p, i) {
+	sub(/^[ \t]*COW_API[ \t]+/, "", text)
+	head = text
+	sub(/\(.*/, "", head)
+	if (index(head, "*") > 0)
+		return 1
+	params = substr(text, length(head) + 2)
+	sub(/\)[^)]*$/, "", params)
+	n = split(params, p, ",")
+	for (i = 1; i <= n; i++) {
+		if (index(p[i], "*") == 0)
+			continue
+		if (index(p[i], "**") > 0 || p[i] !~ /^[ \t]*const[ \t]/)
+			return 1
+	}
+	return 0
 }
 
 BEGIN {
@@ -114,7 +142,7 @@ FNR == 1 {
 		if (index(line, ";") > 0 || index(line, "{") > 0) {
 			in_decl = 0
 			report(FILENAME, decl_line, decl_name(decl), \
-			    group ? doc : "")
+			    group ? doc : "", has_ownership(decl))
 		}
 		next
 	}
@@ -136,7 +164,7 @@ FNR == 1 {
 		decl_line = FNR
 		if (index(line, ";") > 0 || index(line, "{") > 0)
 			report(FILENAME, decl_line, decl_name(decl), \
-			    group ? doc : "")
+			    group ? doc : "", has_ownership(decl))
 		else
 			in_decl = 1
 		next

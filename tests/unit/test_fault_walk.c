@@ -9,26 +9,12 @@
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
+#include "leak_fixture.h"
 
 #define N 1000
 
-static cow_allocator_t *fa;
-
-static void
-setup(void)
-{
-	cr_assert_eq(cow_allocator_fault_new(cow_allocator_system(), &fa),
-	    COW_OK);
-}
-
-static void
-teardown(void)
-{
-	cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, 0, "leak");
-	cr_assert_eq(cow_allocator_destroy(fa), COW_OK);
-}
-
-TestSuite(fault_walk, .init = setup, .fini = teardown, .timeout = 30.0);
+TestSuite(fault_walk, .init = fault_setup, .fini = fault_teardown,
+    .timeout = 30.0);
 
 struct snapshot {
 	bool is_cow;

@@ -1,9 +1,9 @@
 /*
- * MaybeOwned (seed 003): owned and borrowed values, expect_contiguous, the
- * cost of a borrow (no refcount change in any build; no record in release
- * builds), and, in builds with COW_DEBUG_BORROWS, the abort that names the
- * borrow's file:line when the last owning reference goes while a borrow is
- * outstanding.
+ * MaybeOwned (docs/tensor.md): owned and borrowed values,
+ * expect_contiguous, the cost of a borrow (no refcount change in any build;
+ * no record in release builds), and, in builds with COW_DEBUG_BORROWS, the
+ * abort that names the borrow's file:line when the last owning reference
+ * goes while a borrow is outstanding.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -153,7 +153,7 @@ Test(maybe_owned, debug_records_borrows)
 	cow_tensor_release(t);
 }
 
-/* The hazard of seed 003: the borrowed tensor loses its last owner. */
+/* The hazard of a borrow: the borrowed tensor loses its last owner. */
 Test(maybe_owned, last_release_during_borrow_aborts, .signal = SIGABRT)
 {
 	cow_tensor_t *t = make(true);

@@ -11,28 +11,12 @@
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
+#include "leak_fixture.h"
 #include "tensor_test.h"
 
 #define MAXD COW_TENSOR_MAX_NDIM
 
-static cow_allocator_t *sys;
-
-static void
-setup(void)
-{
-	sys = cow_allocator_system();
-	cow_stats_reset();
-}
-
-static void
-teardown(void)
-{
-	cr_expect_eq(cow_test_alloc_stats(sys).live_bytes, 0,
-	    "leaked %llu bytes",
-	    (unsigned long long)cow_test_alloc_stats(sys).live_bytes);
-}
-
-TestSuite(ops, .init = setup, .fini = teardown, .timeout = 60.0);
+TestSuite(ops, .init = leak_setup, .fini = leak_teardown, .timeout = 60.0);
 
 static uint64_t rng_state = 88172645463325252ull;
 

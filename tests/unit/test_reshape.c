@@ -10,26 +10,10 @@
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
+#include "leak_fixture.h"
 #include "tensor_test.h"
 
-static cow_allocator_t *sys;
-
-static void
-setup(void)
-{
-	sys = cow_allocator_system();
-	cow_stats_reset();
-}
-
-static void
-teardown(void)
-{
-	cr_expect_eq(cow_test_alloc_stats(sys).live_bytes, 0,
-	    "leaked %llu bytes",
-	    (unsigned long long)cow_test_alloc_stats(sys).live_bytes);
-}
-
-TestSuite(reshape, .init = setup, .fini = teardown, .timeout = 30.0);
+TestSuite(reshape, .init = leak_setup, .fini = leak_teardown, .timeout = 30.0);
 
 static uint64_t
 bytes_copied(void)

@@ -10,6 +10,7 @@
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
+#include "leak_fixture.h"
 #include "tensor_test.h"
 
 #define NONE COW_GENERATION_NONE
@@ -21,7 +22,6 @@ struct record {
 	cow_shadow_event_t ev[MAX_EVENTS];
 };
 
-static cow_allocator_t *sys;
 static struct record rec;
 
 static void
@@ -37,7 +37,7 @@ record(const cow_shadow_event_t *event, void *ctx)
 static void
 setup(void)
 {
-	sys = cow_allocator_system();
+	leak_setup();
 	rec.n = 0;
 	cow_shadow_handler_set(record, &rec);
 	cr_assert_eq(cow_shadow_policy_get(), COW_SHADOW_WARN_ONCE,
@@ -52,9 +52,7 @@ teardown(void)
 	cow_shadow_handler_set(NULL, NULL);
 	cow_shadow_policy_set(COW_SHADOW_WARN_ONCE);
 	cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL);
-	cr_expect_eq(cow_test_alloc_stats(sys).live_bytes, 0,
-	    "leaked %llu bytes",
-	    (unsigned long long)cow_test_alloc_stats(sys).live_bytes);
+	leak_teardown();
 }
 
 TestSuite(shadow, .init = setup, .fini = teardown, .timeout = 30.0);
@@ -526,23 +524,23 @@ Test(shadow, default_handler_prints_one_line)
 
 Test(shadow, fork_failure_changes_nothing)
 {
-	cow_allocator_t *fa;
+	cow_allocator_t *fault;
 	cow_tensor_t *t, *u = NULL, *w;
 	int failed = 0;
 
-	cr_assert_eq(cow_allocator_fault_new(sys, &fa), COW_OK);
-	t = ones4(fa);
+	cr_assert_eq(cow_allocator_fault_new(sys, &fault), COW_OK);
+	t = ones4(fault);
 	/* First simulated copy: three allocation points, then two. */
 	for (int round = 0; round < 2; round++) {
 		uint64_t before = pgen(t), live =
-		    cow_test_alloc_stats(fa).live_bytes;
+		    cow_test_alloc_stats(fault).live_bytes;
 
 		failed = 0;
 		for (uint64_t k = 1;; k++) {
 			cow_status_t st;
 
 			w = SENTINEL;
-			cr_assert_eq(cow_allocator_fault_fail_nth(fa, k),
+			cr_assert_eq(cow_allocator_fault_fail_nth(fault, k),
 			    COW_OK);
 			st = cow_tensor_reshape(round ? u : t, 2,
 			    (int64_t[]){2, 2}, &w);
@@ -551,11 +549,11 @@ Test(shadow, fork_failure_changes_nothing)
 			cr_assert_eq(st, COW_ENOMEM);
 			cr_assert_eq(w, SENTINEL, "out written on failure");
 			cr_assert_eq(pgen(t), before, "storage changed");
-			cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, live,
-			    "leak or change");
+			cr_assert_eq(cow_test_alloc_stats(fault).live_bytes,
+			    live, "leak or change");
 			failed++;
 		}
-		cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
+		cr_assert_eq(cow_allocator_fault_disarm(fault), COW_OK);
 		cr_assert_eq(failed, round ? 2 : 3);
 		cr_assert_eq(pgen(t), 0);
 		if (round)
@@ -565,23 +563,23 @@ Test(shadow, fork_failure_changes_nothing)
 	}
 	cow_tensor_release(u);
 	cow_tensor_release(t);
-	cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, 0);
-	cr_assert_eq(cow_allocator_destroy(fa), COW_OK);
+	cr_assert_eq(cow_test_alloc_stats(fault).live_bytes, 0);
+	cr_assert_eq(cow_allocator_destroy(fault), COW_OK);
 }
 
 Test(shadow, failed_write_reports_and_bumps_nothing)
 {
-	cow_allocator_t *fa;
+	cow_allocator_t *fault;
 	cow_tensor_t *t, *u, *l;
 
-	cr_assert_eq(cow_allocator_fault_new(sys, &fa), COW_OK);
-	t = ones4(fa);
+	cr_assert_eq(cow_allocator_fault_new(sys, &fault), COW_OK);
+	t = ones4(fault);
 	u = reshape(t, 2, (int64_t[]){2, 2});
 	TT_OK(cow_tensor_fill_(t, 2));
 	TT_OK(cow_tensor_lazy_clone(t, &l)); /* U's write must copy */
-	cr_assert_eq(cow_allocator_fault_fail_nth(fa, 1), COW_OK);
+	cr_assert_eq(cow_allocator_fault_fail_nth(fault, 1), COW_OK);
 	TT_FAILS(cow_tensor_fill_(u, 3), COW_ENOMEM, "cow_tensor_fill_");
-	cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
+	cr_assert_eq(cow_allocator_fault_disarm(fault), COW_OK);
 	cr_assert_eq(rec.n, 0, "a write that failed is not reported");
 	cr_assert_eq(pgen(t), 1);
 	cr_assert_eq(sgen(u), 0);
@@ -592,7 +590,7 @@ Test(shadow, failed_write_reports_and_bumps_nothing)
 	cow_tensor_release(l);
 	cow_tensor_release(u);
 	cow_tensor_release(t);
-	cr_assert_eq(cow_allocator_destroy(fa), COW_OK);
+	cr_assert_eq(cow_allocator_destroy(fault), COW_OK);
 }
 
 Test(shadow, introspection_errors)

@@ -7,27 +7,10 @@
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
+#include "leak_fixture.h"
 #include "tensor_test.h"
 
-static cow_allocator_t *sys;
-
-static void
-setup(void)
-{
-	sys = cow_allocator_system();
-	cow_stats_reset();
-}
-
-static void
-teardown(void)
-{
-	/* Every test releases everything it made on the system allocator. */
-	cr_expect_eq(cow_test_alloc_stats(sys).live_bytes, 0,
-	    "leaked %llu bytes",
-	    (unsigned long long)cow_test_alloc_stats(sys).live_bytes);
-}
-
-TestSuite(tensor, .init = setup, .fini = teardown, .timeout = 30.0);
+TestSuite(tensor, .init = leak_setup, .fini = leak_teardown, .timeout = 30.0);
 
 static cow_stats_t
 stats(void)

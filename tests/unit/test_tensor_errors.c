@@ -7,28 +7,13 @@
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
+#include "leak_fixture.h"
 #include "tensor_test.h"
 
 #define SENTINEL ((cow_tensor_t *)(uintptr_t)0x5eed)
 
-static cow_allocator_t *sys;
-static uint64_t live_at_start;
-
-static void
-setup(void)
-{
-	sys = cow_allocator_system();
-	live_at_start = cow_test_alloc_stats(sys).live_bytes;
-}
-
-static void
-teardown(void)
-{
-	cr_expect_eq(cow_test_alloc_stats(sys).live_bytes, live_at_start,
-	    "leak");
-}
-
-TestSuite(tensor_errors, .init = setup, .fini = teardown, .timeout = 30.0);
+TestSuite(tensor_errors, .init = leak_setup, .fini = leak_teardown,
+    .timeout = 30.0);
 
 /* Expect @call to fail with @status, a message containing @needle, out
  * still SENTINEL and no byte more allocated. */

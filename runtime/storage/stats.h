@@ -1,10 +1,11 @@
 /*
- * stats.h - process-wide COW counters, per thread (core/tcounter.h) so that
+ * stats.h - process-wide COW counters of the storage layer (lazy clones,
+ * context wraps, materialisations), per thread (core/tcounter.h) so that
  * counting touches no shared cache line on hot paths (clone storms on one
  * source).
  */
-#ifndef COW_CORE_STATS_H
-#define COW_CORE_STATS_H
+#ifndef COW_STORAGE_STATS_H
+#define COW_STORAGE_STATS_H
 
 #include <stdint.h>
 

@@ -8,18 +8,18 @@
 
 #include <cowstore/stats.h>
 
-#include "core/stats.h"
 #include "core/tcounter.h"
+#include "storage/stats.h"
 
 _Static_assert(COW__STAT_COUNT <= COW__TC_STATS_COUNT,
     "the statistics need more per-thread slots");
 
-/* The totals at the last reset. Synchronization: cow_stats_lock. */
-static uint64_t cow_stats_zero[COW__STAT_COUNT];
-static pthread_mutex_t cow_stats_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The totals at the last reset. Synchronization: stats_lock. */
+static uint64_t stats_zero[COW__STAT_COUNT];
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
-cow_stats_sum(uint64_t *sum)
+stats_sum(uint64_t *sum)
 {
 	cow__tc_sum(COW__TC_STATS_FIRST, COW__STAT_COUNT, sum);
 }
@@ -31,11 +31,11 @@ cow_stats_get(cow_stats_t *out)
 
 	if (out == NULL)
 		return;
-	pthread_mutex_lock(&cow_stats_lock);
-	cow_stats_sum(sum);
+	pthread_mutex_lock(&stats_lock);
+	stats_sum(sum);
 	for (int c = 0; c < COW__STAT_COUNT; c++)
-		sum[c] -= cow_stats_zero[c];
-	pthread_mutex_unlock(&cow_stats_lock);
+		sum[c] -= stats_zero[c];
+	pthread_mutex_unlock(&stats_lock);
 	out->lazy_clones = sum[COW__STAT_LAZY_CLONES];
 	out->ctx_wraps = sum[COW__STAT_CTX_WRAPS];
 	out->eager_fallbacks = sum[COW__STAT_EAGER_FALLBACKS];
@@ -47,7 +47,7 @@ cow_stats_get(cow_stats_t *out)
 void
 cow_stats_reset(void)
 {
-	pthread_mutex_lock(&cow_stats_lock);
-	cow_stats_sum(cow_stats_zero);
-	pthread_mutex_unlock(&cow_stats_lock);
+	pthread_mutex_lock(&stats_lock);
+	stats_sum(stats_zero);
+	pthread_mutex_unlock(&stats_lock);
 }
