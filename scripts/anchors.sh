@@ -28,15 +28,15 @@ rm -f "$out"/round.*.jsonl
 for r in $(seq 1 "$rounds"); do
 	echo "anchors.sh: round $r of $rounds" >&2
 	{
-		"$anchors/run.sh" "$out/bin"
+		"$anchors/run.sh" build/anchors
 		"$bench" --json --filter anchor_ --sizes 4K,1M,64M,256M |
 		    sed 's/^{"bench": "anchor_/{"impl": "cowstore", "bench": "/'
-		"$bench" --json --filter clone_release_contended |
+		"$bench" --json --filter _contended |
 		    sed 's/^{/{"impl": "cowstore", /'
 		"$bench" --json --filter materialize_copy --sizes 1M,64M |
 		    grep '"bench": "materialize_copy"' |
 		    sed 's/^{"bench": "/{"impl": "cowstore", "bench": "steady_/'
-		"$bench" --json --filter memcpy_warm --sizes 1M,64M |
+		"$bench" --json --filter memcpy_ --sizes 1M,64M |
 		    sed 's/^{/{"impl": "cowstore", /'
 	} > "$out/round.$r.jsonl"
 done
@@ -85,13 +85,25 @@ END {
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", f[1], size(f[2]), f[3],
 		    cell(c), cell(t), cell(r), ratio(c, t), ratio(c, r)
 	}
+	print ""
 	for (i = 1; i <= nk; i++) {
 		split(order[i], f, SUBSEP)
-		if (f[1] != "steady_materialize_copy" || n["cowstore", order[i]] == 0) continue
-		m = median("cowstore", "memcpy_warm" SUBSEP f[2] SUBSEP f[3])
 		c = median("cowstore", order[i])
-		if (m > 0) printf "\nsteady materialise at %s: %.0f%% of warm memcpy (%.1f us against %.1f us)\n",
-		    size(f[2]), 100 * m / c, c / 1000, m / 1000
+		if (f[1] == "steady_materialize_copy") {
+			m = median("cowstore", "memcpy_rotating" SUBSEP f[2] SUBSEP f[3])
+			if (m > 0) printf "materialise a batch of clones at %s: %.0f%% of memcpy into as many buffers (%.1f us against %.1f us)\n",
+			    size(f[2]), 100 * m / c, c / 1000, m / 1000
+		}
+		if (f[1] == "materialize_copy" && f[2] >= 1048576) {
+			m = median("cowstore", "memcpy_warm" SUBSEP f[2] SUBSEP f[3])
+			if (m > 0) printf "clone, materialise, release at %s (one buffer recycled): %.0f%% of warm memcpy (%.1f us against %.1f us)\n",
+			    size(f[2]), 100 * m / c, c / 1000, m / 1000
+		}
+		if (f[1] == "clone_release_contended" && f[3] > 1) {
+			m = median("cowstore", "atomic_pair_contended" SUBSEP f[2] SUBSEP f[3])
+			if (m > 0) printf "clone + release of one source, %d threads: %.1f ns, %.2f x a bare contended increment + decrement (%.1f ns)\n",
+			    f[3], c, c / m, m
+		}
 	}
 }'
 echo "anchors.sh: $rounds rounds in $out/round.*.jsonl" >&2

@@ -141,6 +141,29 @@ run_clone_storm(struct bench_arg *arg, uint64_t n)
 	return pool_run_batch(p);
 }
 
+/* The floor under clone_release_contended: the same threads doing only an
+ * atomic increment and decrement of one shared counter (the share count's
+ * two operations, with nothing between them), compiler atomics rather than
+ * the library. What a transfer of one cache line between this machine's
+ * CPUs costs moves with the host; this measures it in the same run. */
+static unsigned long bench_shared_count __attribute__((aligned(64)));
+
+static void
+atomic_pair_work(struct pool *p, int me)
+{
+	(void)me;
+	for (uint64_t i = 0; i < p->n; i++) {
+		__atomic_fetch_add(&bench_shared_count, 1, __ATOMIC_ACQ_REL);
+		__atomic_fetch_sub(&bench_shared_count, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
+static void
+setup_atomic_pair(struct bench_arg *arg)
+{
+	pool_setup(arg, atomic_pair_work);
+}
+
 /* N peers of one storage materialise at once: one round per op. */
 static void
 peers_work(struct pool *p, int me)
@@ -200,6 +223,9 @@ static const int storm_threads[] = {1, 2, 4, 0};
 static const int peer_threads[] = {2, 4, 0};
 
 const struct bench bench_contention_table[] = {
+	{.name = "atomic_pair_contended", .group = "contention",
+	    .threads = storm_threads, .setup = setup_atomic_pair,
+	    .teardown = pool_teardown, .run = run_clone_storm},
 	{.name = "clone_release_contended", .group = "contention",
 	    .threads = storm_threads, .setup = setup_clone_storm,
 	    .teardown = pool_teardown, .run = run_clone_storm},
