@@ -152,7 +152,7 @@ setup_memcpy(struct bench_arg *arg)
 
 /* As many destinations, copied in turn, as materialize_copy has buffers in
  * one batch: the same working set. At 1 MiB that is 8 MiB, more than this
- * machine's 4 MiB L2, so each copy writes memory memcpy_warm finds in cache
+ * machine's 2 MiB L2, so each copy writes memory memcpy_warm finds in cache
  * (docs/performance.md compares each with its own baseline). */
 static void
 setup_memcpy_rotating(struct bench_arg *arg)
