@@ -222,7 +222,7 @@ cow_status_t
 cow_allocator_set_limit(cow_allocator_t *allocator, size_t bytes)
 {
 	COW__RETURN_IF_NULL(allocator);
-	cow__counter_store(&allocator->budget.limit,
+	cow__budget_set_limit(&allocator->budget,
 	    bytes == COW_ALLOCATOR_NO_LIMIT ? COW__BUDGET_NO_LIMIT :
 	    (uint64_t)bytes);
 	return COW_OK;

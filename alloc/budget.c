@@ -16,6 +16,7 @@
 static cow__budget_t *budget_owner[COW__BUDGET_SLOTS];
 
 _Thread_local uint64_t cow__budget_credit[COW__BUDGET_SLOTS];
+_Thread_local uint64_t cow__budget_credit_epoch[COW__BUDGET_SLOTS];
 _Thread_local bool cow__budget_registered;
 
 static pthread_key_t budget_key;
@@ -58,6 +59,7 @@ void
 cow__budget_init(cow__budget_t *b, uint64_t limit, int slot)
 {
 	cow__counter_store(&b->limit, limit);
+	cow__counter_store(&b->epoch, 0);
 	cow__counter_store(&b->used, 0);
 	b->slot = slot;
 	if (slot >= 0 && slot < COW__BUDGET_SLOTS)
@@ -89,14 +91,31 @@ budget_take(cow__budget_t *b, uint64_t need, uint64_t want)
 	}
 }
 
+void
+cow__budget_set_limit(cow__budget_t *b, uint64_t limit)
+{
+	cow__counter_store(&b->limit, limit);
+	/* After the limit: a thread that sees the new epoch sees it. */
+	cow__counter_add(&b->epoch, 1);
+}
+
 bool
 cow__budget_charge_slow(cow__budget_t *b, size_t n)
 {
-	uint64_t *credit, need, got;
+	uint64_t *credit, need, got, epoch;
 
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL)
 		return budget_take(b, n, n) != 0 || n == 0;
 	credit = &cow__budget_credit[b->slot];
+	epoch = cow__counter_load(&b->epoch);
+	if (cow__budget_credit_epoch[b->slot] != epoch) {
+		/* Drawn under an earlier limit: give it back, and charge
+		 * against the limit of now. */
+		if (*credit != 0)
+			budget_return(b, *credit);
+		*credit = 0;
+		cow__budget_credit_epoch[b->slot] = epoch;
+	}
 	if (*credit >= n) {
 		*credit -= n;
 		return true;

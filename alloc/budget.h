@@ -23,6 +23,12 @@
  * holding credit (and a process forked from a multithreaded one keeps the
  * other threads' credit charged).
  *
+ * Credit was drawn under the limit of its time. Setting a limit bumps the
+ * budget's epoch; a thread whose credit is from an older epoch takes the
+ * slow path, which gives that credit back and charges against the new
+ * limit. So a lowered limit holds for every request that starts after
+ * cow_allocator_set_limit returns, on every thread.
+ *
  * Kept apart from the statistics counters (allocator.c) on purpose.
  */
 #ifndef COW_ALLOC_BUDGET_H
@@ -31,6 +37,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "core/sync.h"
 
 /* Requests up to this size are "small" (the jemalloc tcache's bound too). */
 #define COW__BUDGET_SMALL ((size_t)16 << 10)
@@ -43,6 +51,8 @@ enum { COW__BUDGET_SLOT_SYSTEM, COW__BUDGET_SLOT_JEMALLOC, COW__BUDGET_SLOTS };
 
 typedef struct cow__budget {
 	uint64_t limit; /* Synchronization: atomic. NO_LIMIT: none. */
+	/* Bumped after every change of limit. Synchronization: atomic. */
+	uint64_t epoch;
 	int slot;       /* Read-only after init: credit slot or NO_SLOT. */
 	/* Keeps `used` off the cache line of the fields above. */
 	char pad0[64];
@@ -54,10 +64,14 @@ typedef struct cow__budget {
  * never-destroyed handle only. */
 void cow__budget_init(cow__budget_t *b, uint64_t limit, int slot);
 
-/* This thread's unused credit per slot (budget.c), and whether its
- * thread-exit hand-back is registered. */
+/* This thread's unused credit per slot (budget.c), the budget epoch it was
+ * drawn in, and whether its thread-exit hand-back is registered. */
 extern _Thread_local uint64_t cow__budget_credit[COW__BUDGET_SLOTS];
+extern _Thread_local uint64_t cow__budget_credit_epoch[COW__BUDGET_SLOTS];
 extern _Thread_local bool cow__budget_registered;
+
+/* Set the limit (NO_LIMIT: none); credit drawn before no longer counts. */
+void cow__budget_set_limit(cow__budget_t *b, uint64_t limit);
 
 /* The slow paths of the two functions below (budget.c). */
 bool cow__budget_charge_slow(cow__budget_t *b, size_t n);
@@ -70,7 +84,9 @@ static inline bool
 cow__budget_charge(cow__budget_t *b, size_t n)
 {
 	if (b->slot != COW__BUDGET_NO_SLOT && n <= COW__BUDGET_SMALL &&
-	    cow__budget_credit[b->slot] >= n) {
+	    cow__budget_credit[b->slot] >= n &&
+	    cow__budget_credit_epoch[b->slot] ==
+	    cow__counter_load_relaxed(&b->epoch)) {
 		cow__budget_credit[b->slot] -= n;
 		return true;
 	}

@@ -185,8 +185,9 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * Exactness: a built-in allocator charges small requests (16 KiB or less)
  * to a per-thread credit drawn in 256 KiB chunks, so it may refuse a
  * request up to 512 KiB per thread early; never late.
- * Ownership: none. Thread-safety: any thread (an atomic store);
- * allocations running meanwhile see the old or the new limit.
+ * Ownership: none. Thread-safety: any thread (atomic stores); every
+ * request that starts after the call returns sees the new limit, and
+ * requests running meanwhile see the old or the new one.
  * Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_allocator_set_limit(cow_allocator_t *allocator,
@@ -241,8 +242,10 @@ COW_API size_t cow_allocator_retained_bytes(cow_allocator_t *allocator);
 
 /**
  * cow_allocator_fault_new - a fault-injecting allocator around @inner.
- * Unarmed, it forwards every call. Armed, it fails chosen allocations (they
- * return NULL without calling @inner).
+ * Unarmed, it forwards every call to @inner's back end. Armed, it fails
+ * chosen allocations (they return NULL without calling @inner). What goes
+ * through it is counted and limited by the fault handle, not by @inner's
+ * handle: @inner's statistics, limit and busy check do not see it.
  * Ownership: the caller owns the handle (cow_allocator_destroy); @inner must
  * outlive it. Thread-safety: any thread; arming is atomic.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM.

@@ -15,7 +15,8 @@ extern "C" {
 typedef struct cow_stats_s {
 	uint64_t lazy_clones;        /* successful cow_storage_lazy_clone calls */
 	uint64_t ctx_wraps;          /* COW contexts installed (first clone) */
-	uint64_t eager_fallbacks;    /* lazy clones done as eager copies */
+	uint64_t eager_fallbacks;    /* lazy clones done as eager copies of
+	                                at least one byte */
 	uint64_t materialize_copies; /* materialisations that copied */
 	uint64_t materialize_steals; /* materialisations that stole */
 	uint64_t bytes_copied;       /* bytes copied by materialisation and

@@ -20,7 +20,8 @@
  *
  * Zero-byte storages hold no data: const data is NULL, mutable data is NULL
  * with COW_OK, and they are never copy-on-write (a lazy clone of one is a
- * new, independent zero-byte storage).
+ * new, independent zero-byte storage; nothing is copied, so it is not
+ * counted in cow_stats_t.eager_fallbacks).
  */
 #ifndef COWSTORE_STORAGE_H
 #define COWSTORE_STORAGE_H
@@ -46,7 +47,8 @@ enum {
 	/*
 	 * The memory may not be shared (the caller may still write it, for
 	 * instance): a lazy clone of such a storage is an eager copy (the
-	 * eager fallback), counted in cow_stats_t.eager_fallbacks.
+	 * eager fallback), counted in cow_stats_t.eager_fallbacks unless it
+	 * has no bytes.
 	 */
 	COW_STORAGE_NOT_SHAREABLE = 1u << 0
 };

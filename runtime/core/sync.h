@@ -219,6 +219,16 @@ cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 	return ck_pr_cas_64(counter, old, new_value);
 }
 
+/* A word that changes rarely and is read on a fast path (a budget's epoch,
+ * alloc/budget.h): a relaxed load, and no scheduling point, so that the
+ * path stays free of shared writes and of checker steps. A reader ordered
+ * after the write by other means (the caller's synchronisation) sees it. */
+static inline uint64_t
+cow__counter_load_relaxed(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
 /* A counter that only the calling thread writes (core/tcounter.h): a plain
  * load, add and store, no locked instruction. Other threads read it with
  * cow__counter_load_local. The store releases and the load acquires (plain

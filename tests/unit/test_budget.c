@@ -251,6 +251,45 @@ Test(budget, small_requests_stay_within_the_limit)
 	cow_allocator_free(a, blocks[0], n, 64);
 }
 
+/* A limit lowered below what is live holds at once for small requests
+ * too: the per-thread credit drawn under the old limit no longer counts. */
+static void
+lowered_limit_refuses(cow_allocator_t *a)
+{
+	cow_storage_t *held, *s = NULL;
+	size_t live;
+
+	/* Draw credit: this thread now holds some for small requests. */
+	cr_assert_eq(cow_storage_new(64, a, &held), COW_OK);
+	live = (size_t)cow_test_alloc_stats(a).live_bytes;
+	cr_assert_eq(cow_allocator_set_limit(a, live / 2), COW_OK);
+	cr_assert_eq(cow_storage_new(64, a, &s), COW_ENOMEM,
+	    "a small request was granted with %llu bytes live under a "
+	    "limit of %zu", (unsigned long long)
+	    cow_test_alloc_stats(a).live_bytes, live / 2);
+	cr_assert_null(s);
+	cr_assert(strstr(cow_last_error(), "limit") != NULL, "%s",
+	    cow_last_error());
+	cr_assert_eq(cow_allocator_set_limit(a, 0), COW_OK);
+	cr_assert_eq(cow_storage_new(64, a, &s), COW_ENOMEM);
+	/* Raised again: requests succeed, and nothing was lost. */
+	cr_assert_eq(cow_allocator_set_limit(a, COW_ALLOCATOR_NO_LIMIT),
+	    COW_OK);
+	cr_assert_eq(cow_storage_new(64, a, &s), COW_OK);
+	cow_storage_release(s);
+	cow_storage_release(held);
+}
+
+Test(budget, lowered_limit_holds_at_once_default)
+{
+	lowered_limit_refuses(cow_allocator_default());
+}
+
+Test(budget, lowered_limit_holds_at_once_system)
+{
+	lowered_limit_refuses(cow_allocator_system());
+}
+
 static void *
 credit_thread(void *arg)
 {
