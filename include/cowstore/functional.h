@@ -26,11 +26,21 @@
  *   in the strided runtime.
  *
  * Values and results are exactly those of the strided runtime for the same
- * program, but for the two limits on tensors over a caller's storage
- * below (another dtype is refused; a write that bypasses the group is not
- * seen by it); a functional tensor reports the sizes, strides, offset and
- * contiguity that the strided runtime would give it (strides describe its
- * place in the base; the backend need not have strides at all).
+ * program, but for these limits:
+ * - the two on tensors over a caller's storage below (another dtype is
+ *   refused; a write that bypasses the group is not seen by it);
+ * - the reshape-alias simulation (COW_RESHAPE_WARN, shadow.h) does not
+ *   check functional tensors: a reshape aliases as in the strided runtime,
+ *   no access is reported to the handler, and COW_SHADOW_ERROR refuses
+ *   none (where the strided runtime returns COW_EALIASING, the functional
+ *   program goes on with the aliased values);
+ * - a backend that cannot alias (cow_backend_opaque_test) holds every
+ *   view's elements in a buffer of its own, so a view the strided runtime
+ *   makes without copying (an expand to 2^40 elements) allocates its whole
+ *   size there, and can fail with COW_ENOMEM.
+ * A functional tensor reports the sizes, strides, offset and contiguity
+ * that the strided runtime would give it (strides describe its place in
+ * the base; the backend need not have strides at all).
  *
  * Differences from plain tensors: cow_tensor_storage() gives NULL (the
  * values belong to the layer), cow_tensor_mutable_data() is refused with

@@ -199,3 +199,80 @@ Test(functional, backends_and_modes)
 	TT_OK(cow_functional_mode_set_thread(false, &mode));
 	cr_assert(mode);
 }
+
+/* ------------------------------------------------------------------ */
+/* The documented limits (functional.h): the reshape-alias simulation does */
+/* not check functional tensors; the opaque backend materialises views.    */
+
+static int fn_warnings;
+
+static void
+fn_count_warning(const cow_shadow_event_t *e, void *ctx)
+{
+	(void)e;
+	(void)ctx;
+	fn_warnings++;
+}
+
+/* A read that relies on reshape aliasing: the strided runtime refuses it
+ * under COW_SHADOW_ERROR; a functional program sees the aliased value. */
+static cow_status_t
+read_through_warn_reshape(bool functional, double *x)
+{
+	cow_tensor_t *t, *r;
+	cow_status_t st;
+
+	TT_OK(cow_functional_mode_set_thread(functional, NULL));
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, NULL));
+	TT_OK(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (int64_t[]){4}, 1, NULL,
+	    &t));
+	TT_OK(cow_tensor_reshape(t, 2, (int64_t[]){2, 2}, &r));
+	TT_OK(cow_tensor_fill_(r, 7));
+	st = cow_tensor_get_f64(t, (int64_t[]){0}, x);
+	cow_tensor_release(r);
+	cow_tensor_release(t);
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL));
+	TT_OK(cow_functional_mode_set_thread(false, NULL));
+	return st;
+}
+
+Test(functional, reshape_alias_simulation_does_not_check_functional_tensors)
+{
+	double x = -1;
+
+	cow_shadow_handler_set(fn_count_warning, NULL);
+	cow_shadow_policy_set(COW_SHADOW_ERROR);
+	cr_assert_eq(read_through_warn_reshape(false, &x), COW_EALIASING);
+	fn_warnings = 0;
+	x = -1;
+	cr_assert_eq(read_through_warn_reshape(true, &x), COW_OK);
+	cr_assert_eq(x, 7.0);
+	cow_shadow_policy_set(COW_SHADOW_WARN_ALWAYS);
+	fn_warnings = 0;
+	cr_assert_eq(read_through_warn_reshape(false, &x), COW_OK);
+	cr_assert_gt(fn_warnings, 0);
+	fn_warnings = 0;
+	cr_assert_eq(read_through_warn_reshape(true, &x), COW_OK);
+	cr_assert_eq(fn_warnings, 0);
+	cow_shadow_handler_set(NULL, NULL);
+}
+
+/* A view the strided runtime makes without copying is a buffer of its own
+ * on the opaque backend: expanding a scalar to 2^40 elements is refused. */
+Test(functional, opaque_backend_allocates_a_view_whole)
+{
+	cow_tensor_t *sc, *e = NULL;
+
+	TT_OK(cow_tensor_full(COW_DTYPE_FLOAT32, 0, NULL, 1, NULL, &sc));
+	TT_OK(cow_tensor_expand(sc, 1, (int64_t[]){(int64_t)1 << 40}, &e));
+	cow_tensor_release(e);
+	cow_tensor_release(sc);
+	TT_OK(cow_backend_set_thread(cow_backend_opaque_test(), NULL));
+	TT_OK(cow_tensor_full(COW_DTYPE_FLOAT32, 0, NULL, 1, NULL, &sc));
+	e = NULL;
+	cr_assert_eq(cow_tensor_expand(sc, 1,
+	    (int64_t[]){(int64_t)1 << 40}, &e), COW_ENOMEM);
+	cr_assert_null(e);
+	cow_tensor_release(sc);
+	TT_OK(cow_backend_set_thread(NULL, NULL));
+}
