@@ -48,6 +48,17 @@
  *   MODEL_NO_EXCL_CHECK	drop the property "only the last share holder
  *				takes the exclusive lock" (so the brlock
  *				control shows the use after free it leads to)
+ *   MODEL_BORROWED		the original is borrowed memory (no deleter):
+ *				only storage 0, the storage created over it,
+ *				may take it back; every other materialiser
+ *				copies, and the last share's copy frees it
+ *				([KEEP])
+ *   MODEL_READ_ONLY		the original is read-only memory: nobody takes
+ *				it; storage 0's first write copies too
+ *   MODEL_FAULT_STEAL_BORROWED
+ *				with MODEL_BORROWED: every materialiser may
+ *				take the original (the library before the
+ *				ownership rules): a negative control
  *   PROBE=mask			probes that fail when reached (vacuity check)
  */
 
@@ -87,6 +98,7 @@
 #define P_PRIVATE0	9	/* storage 0 written, never cloned */
 #define P_CLONE2	10	/* a [CLONE] of a storage born by a clone */
 #define U_READER_MET_WRITER 11	/* a copier's trylock saw the writer flag */
+#define P_KEEP		12	/* [KEEP] the last share copied, then freed */
 #ifdef PROBE
 #define REACHED(n)	assert(((PROBE >> n) & 1) == 0)
 #else
@@ -142,9 +154,27 @@ byte	fails;			/* allocation failures so far */
 /* Reading the shared original: not freed, not owned (and so possibly being
  * written) by a stealer. */
 #define SHARED_READ	assert(orig_frees == 0 && orig_owner == 0)
-/* Its private owner writes it: nobody is copying it. */
+/* Its private owner writes it: nobody is copying it; and only a storage
+ * that may write it (borrowed memory: storage 0, its home, which thread 0
+ * alone holds; read-only memory: none). */
+#if defined(MODEL_READ_ONLY)
+#define MAY_WRITE_ORIG	false
+#elif defined(MODEL_BORROWED)
+#define MAY_WRITE_ORIG	(me == 0)
+#else
+#define MAY_WRITE_ORIG	true
+#endif
 #define OWNER_WRITE	assert(orig_frees == 0 && orig_owner == me + 1 && \
-			    n_copying == 0)
+			    n_copying == 0 && MAY_WRITE_ORIG)
+
+/* cow__buffer_may_write for slot k's storage: may it take the original? */
+#if defined(MODEL_READ_ONLY)
+#define MAY_TAKE(k)	false
+#elif defined(MODEL_BORROWED) && !defined(MODEL_FAULT_STEAL_BORROWED)
+#define MAY_TAKE(k)	(me == 0 && k == 0)
+#else
+#define MAY_TAKE(k)	true
+#endif
 
 /* ---------------------------------------------------------------- */
 /* runtime/core/sync.h                                               */
@@ -372,20 +402,27 @@ inline ctx_steal(c)
 	ctx_destroy(c)
 }
 
+/* cow__ctx_unshare_last: wait for copiers, free the original and the
+ * context. */
+inline ctx_unshare_last(c)
+{
+	wait_for_copiers(c);				/* [WAIT] */
+	atomic {					/* [FREE] */
+		CTX_ACCESS(c);
+		assert(orig_frees == 0 && n_copying == 0);
+		orig_frees++
+	};
+	ctx_destroy(c)
+}
+
 /* cow__ctx_unshare */
 inline ctx_unshare(c)
 {
 	ref_sub(c, before);				/* [RELEASE] */
 	if
 	:: before == 1 ->
-		wait_for_copiers(c);			/* [WAIT] */
-		atomic {				/* [FREE] */
-			CTX_ACCESS(c);
-			assert(orig_frees == 0 && n_copying == 0);
-			orig_frees++
-		};
-		REACHED(P_FREE);
-		ctx_destroy(c)
+		ctx_unshare_last(c);
+		REACHED(P_FREE)
 	:: else
 	fi;
 	before = 0
@@ -400,10 +437,14 @@ inline copy_bytes(c)
 	atomic { SHARED_READ; r1 = orig[1]; n_copying-- }
 }
 
-/* cow__ctx_materialize: sets res to PRIV_ORIG, PRIV_COPY or FAILED. */
-inline ctx_materialize(c)
+/* cow__ctx_materialize (@may: may_take): sets res to PRIV_ORIG, PRIV_COPY
+ * or FAILED. */
+inline ctx_materialize(c, may)
 {
-	atomic { CTX_ACCESS(c); v = shares[c] };	/* [SOLE] ref_load */
+	if
+	:: may -> atomic { CTX_ACCESS(c); v = shares[c] }	/* [SOLE] */
+	:: else -> v = 0
+	fi;
 	if
 	:: v == 1 ->
 		v = 0;
@@ -429,13 +470,19 @@ inline ctx_materialize(c)
 			ref_sub(c, before);		/* [DEC] */
 #endif
 			if
-			:: before > 1 ->
+			:: before > 1 || !may ->
 				copy_bytes(c);		/* [COPY] */
 				read_unlock(c);		/* [RUNLOCK] */
 				assert(r0 == BYTE0 && r1 == BYTE1);
 				REACHED(P_COPY);
 				r0 = 0;
-				r1 = 0
+				r1 = 0;
+				if			/* [KEEP] */
+				:: before == 1 ->
+					ctx_unshare_last(c);
+					REACHED(P_KEEP)
+				:: else
+				fi
 			:: else ->			/* [LAST] */
 #ifndef MODEL_FAULT_LAST_KEEPS_READ_LOCK
 				read_unlock(c);
@@ -555,7 +602,7 @@ inline mutable_data(k)
 #else
 	if
 	:: c != NULL ->
-		ctx_materialize(c);
+		ctx_materialize(c, MAY_TAKE(k));
 		if
 		:: res != FAILED ->
 			sst[k] = res;
@@ -568,10 +615,22 @@ inline mutable_data(k)
 		fi
 	:: else ->
 		/* Storage 0, never cloned: private already. */
-		atomic { assert(orig_owner == 0); orig_owner = me + 1 };
 		REACHED(P_PRIVATE0);
+#ifdef MODEL_READ_ONLY
+		/* storage_copy_private: a copy replaces the original, whose
+		 * owner gets it back. */
+		if
+		:: ALLOC_FAILS
+		:: true ->
+			live_copies++;
+			atomic { SHARED_READ; orig_frees++ };
+			sst[k] = PRIV_COPY
+		fi
+#else
+		atomic { assert(orig_owner == 0); orig_owner = me + 1 };
 		sst[k] = PRIV_ORIG;
 		use_private(k)
+#endif
 	fi;
 #endif
 	c = 0;

@@ -21,6 +21,15 @@ typedef struct cow_stats_s {
 	uint64_t materialize_steals; /* materialisations that stole */
 	uint64_t bytes_copied;       /* bytes copied by materialisation and
 	                                eager fallbacks */
+	uint64_t external_copies;    /* materialisations that copied because
+	                                the storage may not write the memory:
+	                                borrowed memory it did not create, or
+	                                read-only memory (storage.h); also
+	                                counted in materialize_copies */
+	uint64_t pinned_clones;      /* lazy clones of a pinned or
+	                                COW_STORAGE_NOT_SHAREABLE storage, done
+	                                as eager copies of at least one byte;
+	                                also counted in eager_fallbacks */
 } cow_stats_t;
 
 /**

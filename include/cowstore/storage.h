@@ -18,6 +18,33 @@
  *   everything is safe with no user synchronisation: different threads may
  *   clone, write, materialise and release them at the same time.
  *
+ * Memory the library does not own (cow_storage_from_external):
+ * - With a deleter, the memory is handed over: the storage and its lazy
+ *   copies own it, the last share's first write may take it over (steal)
+ *   instead of copying, and the deleter runs once when no storage
+ *   references it.
+ * - Without a deleter, the memory is borrowed: the caller keeps it (valid
+ *   until the last storage sharing it is released). It is shared lazily as
+ *   usual but never stolen: only the storage created over it writes it in
+ *   place (while private, or after taking it back as the last share); the
+ *   first write through any other storage copies.
+ * - With COW_STORAGE_READ_ONLY, no write ever reaches the memory, not even
+ *   through the storage created over it: its first write copies too (and
+ *   gives the memory back to its owner). Reads never copy. The memory must
+ *   not change while a storage references it.
+ * The owner's contract: write wrapped memory only through its storage, or
+ * pin the storage (cow_storage_pin) while you write the memory directly.
+ * cow_stats_t says whether a write copied or stole (external_copies,
+ * materialize_copies, materialize_steals).
+ *
+ * Pins: a storage whose writable pointer is held outside the library (a
+ * DLPack export, a pointer an engine keeps) is pinned; while it is, its
+ * lazy clones are eager copies (cow_stats_t.pinned_clones), so no snapshot
+ * shares bytes that the pointer's holder may still write.
+ *
+ * Alignment: the library needs none from storage memory; tensors over it
+ * need their dtype's (cow_tensor_from_external, tensor.h).
+ *
  * Zero-byte storages hold no data: const data is NULL, mutable data is NULL
  * with COW_OK, and they are never copy-on-write (a lazy clone of one is a
  * new, independent zero-byte storage; nothing is copied, so it is not
@@ -39,18 +66,27 @@ extern "C" {
 
 typedef struct cow_storage_s cow_storage_t;
 
-/* Called once when external data is no longer referenced. */
+/* Called once when external data is no longer referenced, on the thread
+ * that drops the last reference. */
 typedef void (*cow_deleter_fn)(void *data, size_t nbytes, void *ctx);
 
 /* cow_storage_from_external flags. */
 enum {
 	/*
-	 * The memory may not be shared (the caller may still write it, for
-	 * instance): a lazy clone of such a storage is an eager copy (the
-	 * eager fallback), counted in cow_stats_t.eager_fallbacks unless it
-	 * has no bytes.
+	 * Pinned for life: someone may write the memory behind the library's
+	 * back for as long as the storage lives (a producer's writable DLPack
+	 * tensor). Every lazy clone is an eager copy, counted in
+	 * cow_stats_t.eager_fallbacks and pinned_clones unless it has no
+	 * bytes. For a while only, pin instead (cow_storage_pin); for memory
+	 * the owner writes only through the storage, no flag is needed.
 	 */
-	COW_STORAGE_NOT_SHAREABLE = 1u << 0
+	COW_STORAGE_NOT_SHAREABLE = 1u << 0,
+	/*
+	 * Read-only memory (a PROT_READ mapping, an immutable buffer): no
+	 * write reaches it; the first write through any storage over it
+	 * copies. Shared lazily; never stolen.
+	 */
+	COW_STORAGE_READ_ONLY = 1u << 1
 };
 
 /* Largest nbytes a storage may have. */
@@ -71,13 +107,14 @@ COW_API cow_status_t cow_storage_new(size_t nbytes, cow_allocator_t *allocator,
     cow_storage_t **out);
 
 /**
- * cow_storage_from_external - a storage over memory the caller provides.
+ * cow_storage_from_external - a storage over memory the caller provides,
+ * with no copy (the ownership rules above).
  * @data: may be NULL only when nbytes is 0.
  * @deleter: called exactly once with (data, nbytes, deleter_ctx) when no
  * storage references the data any more (on the thread that drops the last
- * share); NULL means the caller keeps
- * ownership and must keep the memory valid until then.
- * @flags: 0 or COW_STORAGE_NOT_SHAREABLE.
+ * share); the memory is then owned by the storage family. NULL: borrowed,
+ * the caller keeps ownership and must keep the memory valid until then.
+ * @flags: 0, or COW_STORAGE_NOT_SHAREABLE and/or COW_STORAGE_READ_ONLY.
  * Metadata and later copies use cow_allocator_default().
  * Ownership: *out holds one reference (cow_storage_release). With a deleter,
  * @data is handed over on success; on failure nothing is taken and the
@@ -138,10 +175,14 @@ COW_API const void *cow_storage_const_data(const cow_storage_t *storage);
 
 /**
  * cow_storage_mutable_data - the data for writing. A COW storage is
- * materialised first (copy, or steal when it holds the last share); after
- * that the storage owns its data privately.
+ * materialised first (copy, or steal when it holds the last share and may
+ * write the memory); memory the storage may not write (read-only, or
+ * borrowed by another storage) is copied first. After that the storage
+ * owns its data privately.
  * Ownership: *ptr is borrowed from the storage; write through it only until
- * @storage is next lazy-cloned (the data is then shared again) or released.
+ * @storage is next lazy-cloned or released. A pointer kept across a lazy
+ * clone writes into the bytes the clone shares: to keep a writable pointer,
+ * pin the storage (cow_storage_pin), and its lazy clones copy instead.
  * Thread-safety: a write on @storage (see the contract above); safe against
  * any concurrent operation on other storages, shared data included.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (the copy could not be allocated:
@@ -160,10 +201,53 @@ COW_API cow_status_t cow_storage_mutable_data(cow_storage_t *storage,
 COW_API cow_status_t cow_storage_materialize(cow_storage_t *storage);
 
 /**
+ * cow_storage_pin - make the storage private and writable as
+ * cow_storage_mutable_data() does, return its data, and pin it: until the
+ * matching cow_storage_unpin(), its lazy clones are eager copies, so no
+ * snapshot shares the bytes written through *ptr. Pins nest (a count).
+ * Over borrowed memory, the storage created over it pins that memory in
+ * place (*ptr is the memory), so its owner may write it directly.
+ * Ownership: *ptr is borrowed from the storage, valid while it is pinned
+ * and referenced; unpin once for every successful pin.
+ * Thread-safety: a write on @storage. Errors: COW_EINVAL (NULL),
+ * COW_ENOMEM (nothing changed), COW_EBUSY (the storage created over
+ * borrowed memory, while lazy clones taken before still share that
+ * memory; nothing changed).
+ */
+COW_API cow_status_t cow_storage_pin(cow_storage_t *storage, void **ptr);
+
+/**
+ * cow_storage_unpin - drop one pin (cow_storage_pin). When the last pin
+ * goes, later lazy clones share the data again.
+ * Ownership: none (the caller's reference is unchanged).
+ * Thread-safety: any thread holding a reference, at any time (an export's
+ * deleter may unpin on another thread). Errors: COW_EINVAL (NULL, or the
+ * storage is not pinned; nothing changed).
+ */
+COW_API cow_status_t cow_storage_unpin(cow_storage_t *storage);
+
+/**
+ * cow_storage_is_pinned - true while the storage has a pin, or was made
+ * COW_STORAGE_NOT_SHAREABLE (pinned for life). Thread-safety: any thread
+ * holding a reference; stale once another thread unpins. Errors: none;
+ * NULL gives false.
+ */
+COW_API bool cow_storage_is_pinned(const cow_storage_t *storage);
+
+/**
+ * cow_storage_is_read_only - true while the storage's data is read-only
+ * memory (COW_STORAGE_READ_ONLY, a read-only DLPack import): its next write
+ * copies. Thread-safety: a read of @storage. Errors: none; NULL gives false.
+ */
+COW_API bool cow_storage_is_read_only(const cow_storage_t *storage);
+
+/**
  * cow_storage_lazy_clone - a new storage with the same bytes, sharing @src's
  * data until one of them is written. O(1): one atomic increment (plus one
  * compare-and-swap the first time @src is cloned). Falls back to an eager
- * copy when @src is COW_STORAGE_NOT_SHAREABLE.
+ * copy when @src is pinned (cow_storage_pin, COW_STORAGE_NOT_SHAREABLE).
+ * The clone shares @src's memory with its rules (read-only or borrowed
+ * memory stays so: the clone never writes it).
  * Ownership: *out holds one reference. The new storage uses @src's allocator.
  * Thread-safety: a read of @src: any number of threads may lazy-clone one
  * storage at the same time (the first clones race to install one context;

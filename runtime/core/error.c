@@ -53,6 +53,15 @@ cow__error(cow_status_t status, const char *func, const char *fmt, ...)
 	return status;
 }
 
+cow_status_t
+cow__error_wrap(cow_status_t status, const char *func, const char *prefix)
+{
+	char why[ERROR_MAX];
+
+	snprintf(why, sizeof why, "%s", error_buffer);
+	return cow__error(status, func, "%s%s", prefix, why);
+}
+
 void
 cow__die_at(const char *file, const char *func, int line, const char *cause)
 {

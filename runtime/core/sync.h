@@ -139,6 +139,51 @@ cow__ref_put(cow__refcount_t *ref)
 }
 
 /* ------------------------------------------------------------------ */
+/* Pin counts (storage.h): unlike a refcount, zero is a live state. An
+ * unpin may run on any thread (an export's deleter); what the unpinning
+ * thread did before (a consumer's writes through the exported pointer)
+ * happens before whatever follows a load that sees the count drop.     */
+
+static inline void
+cow__pin_get(cow__refcount_t *ref)
+{
+	COW__SCHED(COW__SCHED_REF_GET, ref);
+	if (ck_pr_faa_uint(&ref->value, 1) == UINT_MAX)
+		cow__die("pin count saturated");
+}
+
+/* Remove one pin; false (and nothing changes) when there was none. */
+static inline bool
+cow__pin_put(cow__refcount_t *ref)
+{
+	unsigned seen;
+
+	COW__SCHED(COW__SCHED_REF_SUB, ref);
+	COW__TSAN_RELEASE(ref);
+	ck_pr_fence_release();
+	seen = ck_pr_load_uint(&ref->value);
+	do {
+		if (seen == 0)
+			return false;
+	} while (!ck_pr_cas_uint_value(&ref->value, seen, seen - 1, &seen));
+	return true;
+}
+
+/* The pin count, with acquire. No scheduling point: a pin is a write of
+ * its storage, which the user orders against the lazy clone that loads
+ * the count, and an unpin racing with that load is correct either way
+ * (the clone copies or shares), so the checker has nothing to choose. */
+static inline unsigned
+cow__pin_load(const cow__refcount_t *ref)
+{
+	unsigned v = ck_pr_load_uint(&ref->value);
+
+	ck_pr_fence_acquire();
+	COW__TSAN_ACQUIRE(ref);
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
 /* Pointer publication.                                                */
 
 static inline void *

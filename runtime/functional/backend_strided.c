@@ -9,7 +9,6 @@
  * tensors are made with the internal constructors, which the creation
  * hook does not see.
  */
-#include <stdio.h>
 
 #include "core/error.h"
 #include "functional/functional.h"
@@ -35,16 +34,6 @@ wrap_value(cow_tensor_t *t, cow_allocator_t *alloc, struct cow__fval **out,
 	return COW_OK;
 }
 
-/* Forward a lazy-clone or view failure's message under @func. */
-static cow_status_t
-forward_error(cow_status_t st, const char *func)
-{
-	char why[256];
-
-	snprintf(why, sizeof why, "%s", cow_last_error());
-	return cow__error(st, func, "%s", why);
-}
-
 static cow_status_t
 s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
     struct cow__fval **out, const char *func)
@@ -57,7 +46,7 @@ s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 		return wrap_value(t, cow__tensor_allocator(t), out, func);
 	/* Immutable from here on, however the caller writes @t later. */
 	if ((st = cow_tensor_lazy_clone(t, &c)) != COW_OK)
-		return forward_error(st, func);
+		return cow__error_wrap(st, func, "");
 	return wrap_value(c, cow__tensor_allocator(t), out, func);
 }
 
@@ -78,7 +67,7 @@ s_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
 	if (!v->strided->contiguous)
 		return cow__tensor_clone(v->strided, out, func);
 	if ((st = cow_tensor_lazy_clone(v->strided, out)) != COW_OK)
-		return forward_error(st, func);
+		return cow__error_wrap(st, func, "");
 	return COW_OK;
 }
 
@@ -152,7 +141,7 @@ s_view(const struct cow__view_step *s, cow_tensor_t *t, cow_tensor_t **out,
 	default:
 		return cow__error(COW_EINVAL, func, "unknown view kind");
 	}
-	return st == COW_OK ? COW_OK : forward_error(st, func);
+	return st == COW_OK ? COW_OK : cow__error_wrap(st, func, "");
 }
 
 static cow_status_t
@@ -183,7 +172,7 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 	case COW__STEP_AS_STRIDED:
 		/* Part of the parent changes: write a lazy clone of it. */
 		if ((st = cow_tensor_lazy_clone(parent->strided, &n)) != COW_OK)
-			return forward_error(st, func);
+			return cow__error_wrap(st, func, "");
 		if ((st = s_view(s, n, &v, func)) != COW_OK) {
 			cow_tensor_release(n);
 			return st;
@@ -198,14 +187,14 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 	case COW__STEP_TRANSPOSE:
 		if ((st = cow_tensor_transpose(src->strided, s->dim, s->dim2,
 		    &n)) != COW_OK)
-			return forward_error(st, func);
+			return cow__error_wrap(st, func, "");
 		return wrap_value(n, parent->alloc, out, func);
 	case COW__STEP_PERMUTE:
 		for (int d = 0; d < s->ndim; d++)
 			perm[s->perm[d]] = d;
 		if ((st = cow_tensor_permute(src->strided, s->ndim, perm,
 		    &n)) != COW_OK)
-			return forward_error(st, func);
+			return cow__error_wrap(st, func, "");
 		return wrap_value(n, parent->alloc, out, func);
 	default:
 		/* view, unsqueeze, squeeze, squeeze_all, expand (written only

@@ -1,5 +1,13 @@
 /*
- * buffer.h - one owned data allocation and how to give it back.
+ * buffer.h - one data allocation, who owns it, whether the library may write
+ * it, and how to give it back.
+ *
+ * Ownership (storage.h): a buffer with a deleter is owned by the storages
+ * that share it (the library's own allocations, and external memory handed
+ * over with a deleter); the last of them may steal it. A buffer without a
+ * deleter is borrowed: its owner keeps it, and only the storage the caller
+ * created over it (the home storage, COW__STORAGE_HOME) may write it. A
+ * read-only buffer is never written by anyone.
  */
 #ifndef COW_STORAGE_BUFFER_H
 #define COW_STORAGE_BUFFER_H
@@ -13,9 +21,19 @@
 typedef struct cow__buffer {
 	void *data;
 	size_t nbytes;
-	cow_deleter_fn deleter; /* NULL: not owned (the caller keeps it) */
+	cow_deleter_fn deleter; /* NULL: borrowed (the caller keeps it) */
 	void *deleter_ctx;
+	bool read_only;         /* never written, even by its home storage */
 } cow__buffer_t;
+
+/* May a storage write @buf in place (and so take it over from a COW
+ * context)? Only when the buffer is writable and either owned, or borrowed
+ * and @home (the storage the caller created over it). */
+static inline bool
+cow__buffer_may_write(const cow__buffer_t *buf, bool home)
+{
+	return !buf->read_only && (buf->deleter != NULL || home);
+}
 
 /* A buffer of @nbytes from @alloc, owned through the allocator. Returns
  * COW_ENOMEM (message naming @func) on failure. nbytes 0 gives no data. */

@@ -87,7 +87,7 @@ cow__ctx_unshare_last(cow__ctx_t *ctx)
 }
 
 cow_status_t
-cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
+cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
     cow__buffer_t *out, const char *func)
 {
 	cow__buffer_t copy;
@@ -95,7 +95,7 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 
 	/* [SOLE] Nobody else holds a share and nobody can gain one (cloning
 	 * needs a share): steal with no allocation. */
-	if (cow__ref_load(&ctx->shares) == 1) {
+	if (may_take && cow__ref_load(&ctx->shares) == 1) {
 		ctx_steal(ctx, out);
 		return COW_OK;
 	}
@@ -115,15 +115,18 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 	cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
 	before = cow__ref_sub(&ctx->shares); /* [DEC] */
 #endif
-	if (before > 1) {
+	if (before > 1 || !may_take) {
 		/* [COPY] Others still share: the last of them cannot steal
-		 * or free until we drop the shared lock. */
+		 * or free until we drop the shared lock. Or we were last but
+		 * may not take the original: nobody else can free it. */
 		FAULT_WINDOW();
 		memcpy(copy.data, ctx->buf.data, copy.nbytes);
 		/* [RUNLOCK] After this, ctx may be freed by the last
 		 * reference at any moment: touch nothing of it. */
 		cow__rwlock_read_unlock(&ctx->lock);
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
+		if (!may_take)
+			cow__stat_add(COW__STAT_EXTERNAL_COPIES, 1);
 #ifdef COW_FAULT_TOUCH_AFTER_UNLOCK
 		/* Negative control (e): read the context after the unlock
 		 * (the ck_brlock pattern): the last reference may have freed
@@ -133,6 +136,10 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
 #else
 		cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes);
 #endif
+		/* [KEEP] The last share, copied: free the original as the
+		 * last release does (wait for copiers, then free). */
+		if (before == 1)
+			cow__ctx_unshare_last(ctx);
 		*out = copy;
 		return COW_OK;
 	}

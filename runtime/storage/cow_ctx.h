@@ -56,9 +56,12 @@ cow__ctx_unshare(cow__ctx_t *ctx)
 /*
  * Materialise one share: on COW_OK *out is a private buffer with the bytes
  * (a copy from @alloc, or the stolen original) and the caller no longer
- * holds a share. On COW_ENOMEM nothing changed.
+ * holds a share. @may_take: the caller may write the original buffer
+ * (cow__buffer_may_write); otherwise it always copies, and when it held the
+ * last share it then frees the original as a release does. On COW_ENOMEM
+ * nothing changed.
  */
 cow_status_t cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
-    cow__buffer_t *out, const char *func);
+    bool may_take, cow__buffer_t *out, const char *func);
 
 #endif

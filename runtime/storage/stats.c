@@ -42,6 +42,8 @@ cow_stats_get(cow_stats_t *out)
 	out->materialize_copies = sum[COW__STAT_MATERIALIZE_COPIES];
 	out->materialize_steals = sum[COW__STAT_MATERIALIZE_STEALS];
 	out->bytes_copied = sum[COW__STAT_BYTES_COPIED];
+	out->external_copies = sum[COW__STAT_EXTERNAL_COPIES];
+	out->pinned_clones = sum[COW__STAT_PINNED_CLONES];
 }
 
 void

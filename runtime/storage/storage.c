@@ -20,6 +20,15 @@ check_nbytes(size_t nbytes, const char *func)
 	return COW_OK;
 }
 
+/* Pinned for a while (cow_storage_pin) or for life
+ * (COW_STORAGE_NOT_SHAREABLE). */
+static bool
+storage_pinned(const cow_storage_t *s)
+{
+	return (s->flags & COW_STORAGE_NOT_SHAREABLE) != 0 ||
+	    cow__pin_load(&s->pins) != 0;
+}
+
 /* A storage struct around @buf (which it then owns). */
 static cow_status_t
 storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
@@ -30,6 +39,7 @@ storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	if (s == NULL)
 		return COW_ENOMEM;
 	cow__ref_init(&s->refs, 1);
+	cow__ref_init(&s->pins, 0);
 	s->flags = flags;
 	s->ctx = NULL;
 	s->data = buf->nbytes > 0 ? buf->data : NULL; /* storage.h: 0 bytes, NULL */
@@ -79,13 +89,13 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 	return COW_OK;
 }
 
-/* A storage over the caller's memory; errors name @func. */
-static cow_status_t
-storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
+cow_status_t
+cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_allocator_t *allocator,
     cow_storage_t **out, const char *func)
 {
-	cow__buffer_t buf = {data, nbytes, deleter, deleter_ctx};
+	cow__buffer_t buf = {data, nbytes, deleter, deleter_ctx,
+	    (flags & COW_STORAGE_READ_ONLY) != 0};
 	cow_status_t st;
 
 	if (out == NULL)
@@ -95,8 +105,12 @@ storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
 	if (data == NULL && nbytes > 0)
 		return cow__error(COW_EINVAL, func,
 		    "data is NULL but nbytes is %zu", nbytes);
-	if ((flags & ~(unsigned)COW_STORAGE_NOT_SHAREABLE) != 0)
-		return cow__error(COW_EINVAL, func, "unknown flags 0x%x", flags);
+	if ((flags & ~(unsigned)COW__STORAGE_FLAGS) != 0)
+		return cow__error(COW_EINVAL, func, "unknown flags 0x%x",
+		    flags & ~(unsigned)COW__STORAGE_FLAGS);
+	/* Borrowed memory: this storage alone may write it (storage.h). */
+	if (deleter == NULL)
+		flags |= COW__STORAGE_HOME;
 	return storage_wrap(allocator != NULL ? allocator :
 	    cow_allocator_default(), &buf, flags, out, func);
 }
@@ -105,7 +119,7 @@ cow_status_t
 cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_storage_t **out)
 {
-	return storage_external(data, nbytes, deleter, deleter_ctx, flags,
+	return cow__storage_external(data, nbytes, deleter, deleter_ctx, flags,
 	    NULL, out, __func__);
 }
 
@@ -114,7 +128,7 @@ cow_storage_from_external_with_allocator(void *data, size_t nbytes,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
     cow_allocator_t *allocator, cow_storage_t **out)
 {
-	return storage_external(data, nbytes, deleter, deleter_ctx, flags,
+	return cow__storage_external(data, nbytes, deleter, deleter_ctx, flags,
 	    allocator, out, __func__);
 }
 
@@ -165,30 +179,53 @@ cow_storage_const_data(const cow_storage_t *storage)
 	return storage == NULL ? NULL : storage->data;
 }
 
-/* Make @storage private if it is COW (errors name @func). */
+/* A private storage's first write when it may not write its buffer
+ * (read-only memory): a copy replaces the buffer, whose owner gets it back
+ * (its deleter). On COW_ENOMEM nothing changed. */
+static cow_status_t
+storage_copy_private(cow_storage_t *storage, const char *func)
+{
+	cow__buffer_t copy;
+
+	if (cow__buffer_alloc(storage->alloc, storage->nbytes, &copy, func) !=
+	    COW_OK)
+		return COW_ENOMEM;
+	memcpy(copy.data, storage->buf.data, storage->nbytes);
+	cow__buffer_free(&storage->buf);
+	storage->buf = copy;
+	storage->data = copy.data;
+	cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
+	cow__stat_add(COW__STAT_EXTERNAL_COPIES, 1);
+	cow__stat_add(COW__STAT_BYTES_COPIED, storage->nbytes);
+	return COW_OK;
+}
+
+/* Make @storage private and writable (errors name @func): materialise a
+ * COW storage; copy the memory of a private one it may not write. */
 static cow_status_t
 storage_own(cow_storage_t *storage, const char *func)
 {
 	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
+	bool home = (storage->flags & COW__STORAGE_HOME) != 0;
 	cow__buffer_t buf;
 	cow_status_t st;
 
-#ifndef COW_FAULT_SKIP_MATERIALIZE
 	if (ctx != NULL) {
-		st = cow__ctx_materialize(ctx, storage->alloc, &buf, func);
+#ifdef COW_FAULT_SKIP_MATERIALIZE
+		/* Negative control (c): write straight into shared data. */
+		return COW_OK;
+#endif
+		st = cow__ctx_materialize(ctx, storage->alloc,
+		    cow__buffer_may_write(&ctx->buf, home), &buf, func);
 		if (st != COW_OK)
 			return st;
 		storage->buf = buf;
 		storage->data = buf.data;
 		cow__ptr_store(&storage->ctx, NULL);
+	} else if (storage->nbytes > 0 &&
+	    !cow__buffer_may_write(&storage->buf, home)) {
+		return storage_copy_private(storage, func);
 	}
-#else
-	/* Negative control (c): write straight into shared data. */
-	(void)ctx;
-	(void)buf;
-	(void)st;
-	(void)func;
-#endif
 	return COW_OK;
 }
 
@@ -212,9 +249,80 @@ cow_storage_materialize(cow_storage_t *storage)
 	return storage_own(storage, __func__);
 }
 
-/* Lazy clone of a storage that cannot share its data: an eager copy. */
+cow_status_t
+cow__storage_pin(cow_storage_t *storage, void **ptr, const char *func)
+{
+	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
+	unsigned shares;
+	cow_status_t st;
+
+	/* The home of borrowed memory pins that memory in place: its owner
+	 * is about to write it directly, so it must not stay shared by
+	 * lazy clones, and copying it away would not help them. */
+	if (ctx != NULL && (storage->flags & COW__STORAGE_HOME) &&
+	    ctx->buf.deleter == NULL && !ctx->buf.read_only &&
+	    (shares = cow__ref_load(&ctx->shares)) > 1)
+		return cow__error(COW_EBUSY, func, "the borrowed memory is "
+		    "still shared by %u lazy clone(s) taken before the pin: "
+		    "release them, or pin before cloning", shares - 1);
+	if ((st = storage_own(storage, func)) != COW_OK)
+		return st;
+	cow__pin_get(&storage->pins);
+	*ptr = storage->data;
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_pin(cow_storage_t *storage, void **ptr)
+{
+	COW__RETURN_IF_NULL(storage);
+	COW__RETURN_IF_NULL(ptr);
+	return cow__storage_pin(storage, ptr, __func__);
+}
+
+cow_status_t
+cow__storage_unpin(cow_storage_t *storage, const char *func)
+{
+	if (!cow__pin_put(&storage->pins))
+		return cow__error(COW_EINVAL, func,
+		    "the storage is not pinned (more unpins than pins)");
+	return COW_OK;
+}
+
+cow_status_t
+cow_storage_unpin(cow_storage_t *storage)
+{
+	COW__RETURN_IF_NULL(storage);
+	return cow__storage_unpin(storage, __func__);
+}
+
+void
+cow__storage_disown(cow_storage_t *storage)
+{
+	storage->buf.deleter = NULL;
+}
+
+bool
+cow_storage_is_pinned(const cow_storage_t *storage)
+{
+	return storage != NULL && storage_pinned(storage);
+}
+
+bool
+cow_storage_is_read_only(const cow_storage_t *storage)
+{
+	cow__ctx_t *ctx;
+
+	if (storage == NULL)
+		return false;
+	ctx = cow__ptr_load(&storage->ctx);
+	return (ctx != NULL ? &ctx->buf : &storage->buf)->read_only;
+}
+
+/* Lazy clone of a storage that cannot share its data: an eager copy
+ * (@pinned: because of a pin, counted as such). */
 static cow_status_t
-storage_eager_clone(cow_storage_t *src, cow_storage_t **out,
+storage_eager_clone(cow_storage_t *src, bool pinned, cow_storage_t **out,
     const char *func)
 {
 	cow_storage_t *dst;
@@ -226,6 +334,8 @@ storage_eager_clone(cow_storage_t *src, cow_storage_t **out,
 		memcpy(dst->data, src->data, src->nbytes);
 		cow__stat_add(COW__STAT_EAGER_FALLBACKS, 1);
 		cow__stat_add(COW__STAT_BYTES_COPIED, src->nbytes);
+		if (pinned)
+			cow__stat_add(COW__STAT_PINNED_CLONES, 1);
 	}
 	*out = dst;
 	return COW_OK;
@@ -241,8 +351,10 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 
 	COW__RETURN_IF_NULL(src);
 	COW__RETURN_IF_NULL(out);
-	if ((src->flags & COW_STORAGE_NOT_SHAREABLE) || src->nbytes == 0) {
-		st = storage_eager_clone(src, out, __func__);
+	/* A pinned storage's bytes may be written through a pointer the
+	 * library does not see: a snapshot must not share them. */
+	if (src->nbytes == 0 || storage_pinned(src)) {
+		st = storage_eager_clone(src, src->nbytes > 0, out, __func__);
 		if (st == COW_OK)
 			cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 		return st;
@@ -272,7 +384,8 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 		}
 	}
 	cow__ref_init(&dst->refs, 1);
-	dst->flags = src->flags;
+	cow__ref_init(&dst->pins, 0);
+	dst->flags = src->flags & ~COW__STORAGE_HOME;
 	dst->ctx = ctx;
 	/* src->data is ctx->buf.data (only a write to src, never concurrent
 	 * with this read of it, changes it): reading it here leaves the

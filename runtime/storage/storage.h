@@ -8,9 +8,30 @@
 
 #include "storage/cow_ctx.h"
 
+/*
+ * Internal storage flag, beside the public COW_STORAGE_* ones: the storage
+ * the caller created over borrowed memory (no deleter). It alone may write
+ * that memory (cow__buffer_may_write): in place while private, or by taking
+ * it back from its context when it holds the last share. Lazy clones never
+ * inherit it. A home storage only ever holds or shares that one borrowed
+ * buffer (a copy it makes is owned), so the flag never needs clearing.
+ */
+#define COW__STORAGE_HOME (1u << 31)
+
+/* Every public creation flag (cow_storage_from_external). */
+#define COW__STORAGE_FLAGS \
+	((unsigned)COW_STORAGE_NOT_SHAREABLE | (unsigned)COW_STORAGE_READ_ONLY)
+
 struct cow_storage_s {
 	cow__refcount_t refs; /* Handles. Synchronization: atomic. */
-	unsigned flags;       /* Read-only after init. */
+	unsigned flags;       /* COW_STORAGE_*, COW__STORAGE_HOME. Read-only
+	                         after init. */
+	/*
+	 * Pins (cow_storage_pin): while non-zero the storage is private and
+	 * its lazy clones copy. Synchronization: atomic (cow__pin_*); pinned
+	 * by writes of this storage, unpinned from any thread.
+	 */
+	cow__refcount_t pins;
 	/*
 	 * NULL while the storage owns its data privately. Synchronization:
 	 * installed by compare-and-swap by the first lazy clone (a read, so
@@ -42,5 +63,22 @@ struct cow_storage_s {
 	 * (warn-once policy). Synchronization: atomic (compare-and-swap). */
 	uint64_t warned;
 };
+
+/* cow_storage_from_external_with_allocator with errors naming @func. */
+cow_status_t cow__storage_external(void *data, size_t nbytes,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *allocator, cow_storage_t **out, const char *func);
+
+/* cow_storage_pin / cow_storage_unpin with errors naming @func (the
+ * storage is not NULL). */
+cow_status_t cow__storage_pin(cow_storage_t *storage, void **ptr,
+    const char *func);
+cow_status_t cow__storage_unpin(cow_storage_t *storage, const char *func);
+
+/* Undo the hand-over of cow_storage_from_external's memory: the storage
+ * forgets its deleter, so that releasing it leaves the memory with the
+ * caller. Only for the creator of a private storage, holding its only
+ * reference (a creation that failed after the storage was made). */
+void cow__storage_disown(cow_storage_t *storage);
 
 #endif

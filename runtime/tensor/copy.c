@@ -1,7 +1,6 @@
 /*
  * copy.c - eager and lazy copies of a tensor.
  */
-#include <stdio.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
@@ -65,11 +64,8 @@ cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	if ((c = cow__tensor_alloc(cow__tensor_allocator(t), __func__)) == NULL)
 		return COW_ENOMEM;
 	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
-		char why[256];
-
-		snprintf(why, sizeof why, "%s", cow_last_error());
 		cow__tensor_free(c);
-		return cow__error(st, __func__, "%s", why);
+		return cow__error_wrap(st, __func__, "");
 	}
 	cow__tensor_init(c, s, t->dtype, t->ndim, t->sizes, t->strides,
 	    t->offset);

@@ -14,7 +14,6 @@
  * publishes no data: an operation that races with a change may use either
  * mode). The thread-local override takes precedence.
  */
-#include <stdio.h>
 
 #include "core/error.h"
 #include "core/sync.h"
@@ -106,11 +105,8 @@ reshape_lazy(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	if ((r = cow__tensor_alloc(cow__tensor_allocator(t), func)) == NULL)
 		return COW_ENOMEM;
 	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
-		char why[256];
-
-		snprintf(why, sizeof why, "%s", cow_last_error());
 		cow__tensor_free(r);
-		return cow__error(st, func, "%s", why);
+		return cow__error_wrap(st, func, "");
 	}
 	cow__tensor_init(r, s, t->dtype, ndim, sizes, strides, t->offset);
 	*out = r;

@@ -4,7 +4,6 @@
  * refcount changes. An extension (tensor/ext.h) may change its tensors'
  * layout (cow__tensor_set_layout).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "alloc/allocator.h"
@@ -122,12 +121,8 @@ cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
 	    &nbytes, func)) != COW_OK)
 		return st;
-	if ((st = cow_storage_new(nbytes, alloc, &s)) != COW_OK) {
-		char why[256];
-
-		snprintf(why, sizeof why, "%s", cow_last_error());
-		return cow__error(st, func, "%s", why);
-	}
+	if ((st = cow_storage_new(nbytes, alloc, &s)) != COW_OK)
+		return cow__error_wrap(st, func, "");
 	st = cow__tensor_new(s, dtype, ndim, sizes, NULL, 0, out, func);
 	cow_storage_release(s);
 	return st;
