@@ -19,5 +19,6 @@
 #include "maybe_owned.h"
 #include "functional.h"
 #include "shadow.h"
+#include "dlpack.h"
 
 #endif

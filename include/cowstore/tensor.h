@@ -174,6 +174,37 @@ COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
     cow_dtype_t dtype, int ndim, const int64_t *sizes, const int64_t *strides,
     int64_t offset, cow_tensor_t **out);
 
+/**
+ * cow_tensor_from_external - a tensor over memory the caller provides, with
+ * no copy: element [i0, ..., in] is at @data + (offset + sum(i * stride)) *
+ * itemsize. The library works out the bytes the layout reaches (the
+ * storage's size, given to @deleter) and checks them. @strides NULL means
+ * contiguous; strides and @offset are in elements and non-negative.
+ * @data must be aligned to the dtype's element size (for complex dtypes,
+ * to the size of one part); it may be NULL only when the layout reaches no
+ * byte. @deleter, @deleter_ctx and @flags are cow_storage_from_external's,
+ * with its ownership rules (storage.h): with a deleter the memory is handed
+ * over and may be stolen; without one it is borrowed and never written but
+ * through this tensor's storage; COW_STORAGE_READ_ONLY: never written (the
+ * first write copies); COW_STORAGE_NOT_SHAREABLE: pinned for life.
+ * @allocator: for the metadata and later copies, as
+ * cow_storage_from_external_with_allocator. On a thread that creates
+ * functional tensors, the tensor joins the new storage's alias group
+ * (cow_tensor_from_storage).
+ * Ownership: *out holds one reference. With a deleter, @data is handed over
+ * on success; on failure nothing is taken and the deleter is not called.
+ * Thread-safety: any thread.
+ * Errors: COW_EINVAL (out NULL, unknown dtype, sizes NULL with ndim > 0,
+ * negative size, stride or offset, unknown flag, data NULL while the
+ * layout reaches bytes, data misaligned), COW_ERANGE (ndim),
+ * COW_EOVERFLOW (the extent overflows or exceeds COW_STORAGE_MAX_NBYTES),
+ * COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_from_external(void *data, cow_dtype_t dtype,
+    int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *allocator, cow_tensor_t **out);
+
 /* ------------------------------------------------------------------ */
 /* Accessors. A NULL tensor gives 0, false or NULL.                      */
 
@@ -244,13 +275,40 @@ COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
  * COW storage is materialised first (cow_storage_mutable_data), which moves
  * the data for every tensor viewing that storage. *out is NULL (and nothing
  * is materialised) when the tensor has no elements.
- * Ownership: *out is borrowed from the storage, as cow_storage_mutable_data.
+ * Ownership: *out is borrowed from the storage, as cow_storage_mutable_data:
+ * kept across a lazy clone, it writes into the clone's bytes too (pin the
+ * storage instead: cow_tensor_pin).
  * Thread-safety: a write on the tensor's storage.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed), COW_EALIASING
  * (refused by the reshape-alias check, shadow.h; nothing changed),
  * COW_ENOTSUP (a functional tensor).
  */
 COW_API cow_status_t cow_tensor_mutable_data(cow_tensor_t *t, void **out);
+
+/**
+ * cow_tensor_pin - cow_tensor_mutable_data(), and pin the tensor's storage
+ * (cow_storage_pin): until the matching cow_tensor_unpin() (or
+ * cow_storage_unpin() of the storage), lazy clones of any tensor on that
+ * storage are eager copies, so no snapshot shares the bytes written through
+ * *out. Use it for a writable pointer kept across lazy clones or handed to
+ * another library. *out is NULL when the tensor has no elements (the
+ * storage is pinned all the same).
+ * Ownership: *out is borrowed from the storage, valid while it is pinned
+ * and referenced; unpin once for every successful pin.
+ * Thread-safety: a write on the tensor's storage.
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM, COW_EALIASING (as
+ * cow_tensor_mutable_data), COW_EBUSY (as cow_storage_pin), COW_ENOTSUP (a
+ * functional tensor); nothing changed on failure.
+ */
+COW_API cow_status_t cow_tensor_pin(cow_tensor_t *t, void **out);
+
+/**
+ * cow_tensor_unpin - drop one pin of the tensor's storage.
+ * Ownership: none. Thread-safety: any thread holding a reference.
+ * Errors: COW_EINVAL (NULL, or the storage is not pinned), COW_ENOTSUP (a
+ * functional tensor); nothing changed on failure.
+ */
+COW_API cow_status_t cow_tensor_unpin(cow_tensor_t *t);
 
 /**
  * cow_tensor_get_f64 / cow_tensor_get_i64 - read the element at @index

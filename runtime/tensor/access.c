@@ -10,9 +10,9 @@
  * (tensor/shadow.h), which costs two loads on a tensor that was never
  * shadowed.
  */
-#include <stdio.h>
 
 #include "core/error.h"
+#include "storage/storage.h"
 #include "tensor/dtype.h"
 #include "tensor/ext.h"
 #include "tensor/shadow.h"
@@ -40,27 +40,41 @@ cow__tensor_read_data(const cow_tensor_t *t, const char **out,
 	return COW_OK;
 }
 
-cow_status_t
-cow__tensor_write_data(cow_tensor_t *t, char **out, const char *func)
+/* The write access (tensor.h); @pin: pin the storage too
+ * (cow_tensor_pin), which needs no elements. */
+static cow_status_t
+write_access(cow_tensor_t *t, bool pin, char **out, const char *func)
 {
-	struct cow__shadow_write w;
+	struct cow__shadow_write w = {NULL, 0, 0, COW_SHADOW_WARN_ONCE};
 	cow_status_t st;
 	void *base;
 
 	/* The shadow check decides first (a refusal changes nothing); the
 	 * report and the generation bump come only once the write access
 	 * cannot fail any more. */
-	if ((st = cow__shadow_write_begin(t, &w, func)) != COW_OK)
+	if (t->numel > 0 &&
+	    (st = cow__shadow_write_begin(t, &w, func)) != COW_OK)
 		return st;
-	if ((st = cow_storage_mutable_data(t->storage, &base)) != COW_OK) {
-		char why[256];
-
-		snprintf(why, sizeof why, "%s", cow_last_error());
-		return cow__error(st, func, "cannot write the tensor: %s", why);
+	if (pin) {
+		if ((st = cow__storage_pin(t->storage, &base, func)) != COW_OK)
+			return st;
+	} else if ((st = cow_storage_mutable_data(t->storage, &base)) !=
+	    COW_OK) {
+		return cow__error_wrap(st, func, "cannot write the tensor: ");
+	}
+	if (t->numel == 0) {
+		*out = NULL;
+		return COW_OK;
 	}
 	cow__shadow_write_end(t, &w, func);
 	*out = (char *)base + t->offset * (int64_t)t->itemsize;
 	return COW_OK;
+}
+
+cow_status_t
+cow__tensor_write_data(cow_tensor_t *t, char **out, const char *func)
+{
+	return write_access(t, false, out, func);
 }
 
 const char *
@@ -100,6 +114,39 @@ cow_tensor_mutable_data(cow_tensor_t *t, void **out)
 		return st;
 	*out = p;
 	return COW_OK;
+}
+
+cow_status_t
+cow__tensor_pin_data(cow_tensor_t *t, char **out, const char *func)
+{
+	return write_access(t, true, out, func);
+}
+
+cow_status_t
+cow_tensor_pin(cow_tensor_t *t, void **out)
+{
+	cow_status_t st;
+	char *p;
+
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->ext != NULL)
+		return cow__error(COW_ENOTSUP, __func__, "a functional tensor "
+		    "has no memory of its own to pin");
+	if ((st = cow__tensor_pin_data(t, &p, __func__)) != COW_OK)
+		return st;
+	*out = p;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_unpin(cow_tensor_t *t)
+{
+	COW__RETURN_IF_NULL(t);
+	if (t->ext != NULL)
+		return cow__error(COW_ENOTSUP, __func__, "a functional tensor "
+		    "has no memory of its own to pin");
+	return cow__storage_unpin(t->storage, __func__);
 }
 
 cow_status_t

@@ -9,6 +9,7 @@
 #include "tensor/ext.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
+#include "storage/storage.h"
 #include "tensor/tensor.h"
 
 /* The calling thread's creation extension (ext.h), NULL: plain. */
@@ -186,4 +187,77 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 		return st;
 	return cow__tensor_new(storage, dtype, ndim, sizes, strides, offset,
 	    out, __func__);
+}
+
+/* The alignment element data needs: the element's size, or for a complex
+ * dtype the size of one of its two parts. */
+static size_t
+element_alignment(cow_dtype_t dtype)
+{
+	return cow_dtype_size(dtype);
+}
+
+cow_status_t
+cow__tensor_over_external(void *data, cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *alloc, cow_tensor_t **out, const char *func)
+{
+	int64_t contig[COW_TENSOR_MAX_NDIM], end;
+	size_t itemsize, align;
+	cow_storage_t *storage;
+	cow_status_t st;
+
+	if ((st = cow__dtype_check(dtype, func)) != COW_OK ||
+	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
+	    NULL, func)) != COW_OK)
+		return st;
+	itemsize = cow_dtype_size(dtype);
+	if (strides == NULL) {
+		cow__contiguous_strides(ndim, sizes, contig);
+		strides = contig;
+	}
+	/* The storage spans from @data to the last byte the layout reaches. */
+	if ((st = cow__layout_extent(ndim, sizes, strides, offset, itemsize,
+	    &end, func)) != COW_OK)
+		return st;
+	if ((uint64_t)end > COW_STORAGE_MAX_NBYTES)
+		return cow__error(COW_EOVERFLOW, func,
+		    "the layout reaches %lld bytes, above the maximum of %zu",
+		    (long long)end, (size_t)COW_STORAGE_MAX_NBYTES);
+	if (data == NULL && end > 0)
+		return cow__error(COW_EINVAL, func,
+		    "data is NULL but the layout reaches %lld bytes",
+		    (long long)end);
+	align = element_alignment(dtype);
+	if ((uintptr_t)data % align != 0)
+		return cow__error(COW_EINVAL, func,
+		    "data %p is not aligned to %zu bytes, as %s elements need",
+		    data, align, cow_dtype_name(dtype));
+	if ((st = cow__storage_external(data, (size_t)end, deleter,
+	    deleter_ctx, flags, alloc, &storage, func)) != COW_OK)
+		return st;
+	/* A thread that creates functional tensors gets one in the storage's
+	 * alias group, as from cow_tensor_from_storage. */
+	if (creating != NULL)
+		st = cow_tensor_from_storage(storage, dtype, ndim, sizes,
+		    strides, offset, out);
+	else
+		st = cow__tensor_new(storage, dtype, ndim, sizes, strides,
+		    offset, out, func);
+	if (st != COW_OK)
+		cow__storage_disown(storage); /* @data stays the caller's */
+	cow_storage_release(storage);
+	return st;
+}
+
+cow_status_t
+cow_tensor_from_external(void *data, cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *allocator, cow_tensor_t **out)
+{
+	COW__RETURN_IF_NULL(out);
+	return cow__tensor_over_external(data, dtype, ndim, sizes, strides,
+	    offset, deleter, deleter_ctx, flags, allocator, out, __func__);
 }

@@ -287,10 +287,10 @@ bad:
 }
 
 cow_status_t
-cow__layout_check(int ndim, const int64_t *sizes, const int64_t *strides,
-    int64_t offset, size_t itemsize, size_t nbytes, const char *func)
+cow__layout_extent(int ndim, const int64_t *sizes, const int64_t *strides,
+    int64_t offset, size_t itemsize, int64_t *end, const char *func)
 {
-	int64_t last = offset, end, span;
+	int64_t last = offset, span;
 	bool empty = false;
 
 	if (offset < 0)
@@ -305,15 +305,31 @@ cow__layout_check(int ndim, const int64_t *sizes, const int64_t *strides,
 			empty = true;
 	}
 	/* The byte just past the last element reached (or, with no elements,
-	 * the offset itself must lie within the storage). */
+	 * the offset itself). */
 	for (int d = 0; d < ndim && !empty; d++) {
 		if (__builtin_mul_overflow(strides[d], sizes[d] - 1, &span) ||
 		    __builtin_add_overflow(last, span, &last))
 			goto overflow;
 	}
-	if (__builtin_add_overflow(last, empty ? 0 : 1, &end) ||
-	    __builtin_mul_overflow(end, (int64_t)itemsize, &end))
+	if (__builtin_add_overflow(last, empty ? 0 : 1, end) ||
+	    __builtin_mul_overflow(*end, (int64_t)itemsize, end))
 		goto overflow;
+	return COW_OK;
+overflow:
+	return cow__error(COW_EOVERFLOW, func,
+	    "the layout's extent overflows (offset %lld)", (long long)offset);
+}
+
+cow_status_t
+cow__layout_check(int ndim, const int64_t *sizes, const int64_t *strides,
+    int64_t offset, size_t itemsize, size_t nbytes, const char *func)
+{
+	int64_t end;
+	cow_status_t st;
+
+	if ((st = cow__layout_extent(ndim, sizes, strides, offset, itemsize,
+	    &end, func)) != COW_OK)
+		return st;
 	if ((uint64_t)end > nbytes) {
 		char s[COW__SHAPE_STR_MAX], t[COW__SHAPE_STR_MAX];
 
@@ -324,7 +340,4 @@ cow__layout_check(int ndim, const int64_t *sizes, const int64_t *strides,
 		    (long long)end, nbytes);
 	}
 	return COW_OK;
-overflow:
-	return cow__error(COW_EOVERFLOW, func,
-	    "the layout's extent overflows (offset %lld)", (long long)offset);
 }

@@ -96,6 +96,17 @@ cow_status_t cow__broadcast_strides(int ndim, const int64_t *sizes,
     int64_t *out, const char *func);
 
 /*
+ * The bytes a layout reaches from the start of its storage: the byte just
+ * past its last element, or, with no elements, the offset in bytes. Every
+ * stride and the offset must be non-negative (COW_EINVAL), and the result
+ * must not overflow int64 (COW_EOVERFLOW). The shape must have passed
+ * cow__shape_check().
+ */
+cow_status_t cow__layout_extent(int ndim, const int64_t *sizes,
+    const int64_t *strides, int64_t offset, size_t itemsize, int64_t *end,
+    const char *func);
+
+/*
  * Check that a layout lies inside a storage of @nbytes: every stride and the
  * offset non-negative (COW_EINVAL), and the last byte reached below
  * @nbytes (COW_ERANGE naming the byte needed and the size), without

@@ -104,6 +104,21 @@ cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
     const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
     const char *func);
 
+/*
+ * cow_tensor_from_external (tensor.h) with errors naming @func; *out must
+ * not be NULL. On failure the memory stays the caller's (the deleter is not
+ * called).
+ */
+cow_status_t cow__tensor_over_external(void *data, cow_dtype_t dtype,
+    int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+    cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
+    cow_allocator_t *alloc, cow_tensor_t **out, const char *func);
+
+/* The write access of cow_tensor_pin (pins @t's storage too; for a tensor
+ * with no elements *out is NULL), errors naming @func. */
+cow_status_t cow__tensor_pin_data(cow_tensor_t *t, char **out,
+    const char *func);
+
 /* An eager contiguous copy of @t (cow_tensor_clone), errors naming @func. */
 cow_status_t cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out,
     const char *func);
