@@ -19,6 +19,7 @@
 
 #include <cowstore/cowstore.h>
 
+#include "api_boundary.h"
 #include "api_tensor.h"
 #include "fuzz_input.h"
 
@@ -35,6 +36,8 @@
 #define S_OK S(COW_OK)
 
 static uint8_t static_buffer[STATIC_BYTES]; /* external, never freed */
+/* Read-only memory (in .rodata: a write to it faults). */
+static const uint8_t static_rodata[STATIC_BYTES] = {1, 2, 3};
 
 struct block {
 	void *p;
@@ -53,6 +56,9 @@ struct api {
 	cow_allocator_t *capped; /* user allocator over struct capped */
 	struct capped cap;
 	struct api_tensor ten;   /* the tensor API part (api_tensor.c) */
+	struct api_boundary bnd; /* external memory, pins, DLPack
+	                            (api_boundary.c) */
+	unsigned pins[POOL];     /* pins each pool entry holds */
 	unsigned deleters_owed;  /* successful externals with a deleter */
 	unsigned deleter_calls;
 	size_t call;
@@ -223,6 +229,7 @@ keep(struct api *t, cow_storage_t *s)
 	for (int i = 0; i < POOL; i++) {
 		if (t->pool[i] == NULL) {
 			t->pool[i] = s;
+			t->pins[i] = 0;
 			return;
 		}
 	}
@@ -302,7 +309,7 @@ call_from_external(struct api *t, struct fuzz_input *in)
 
 	t->func = with_alloc ? "cow_storage_from_external_with_allocator" :
 	    "cow_storage_from_external";
-	flags = flags < 128 ? flags % 2 : flags; /* mostly valid flags */
+	flags = flags < 128 ? flags % 4 : flags; /* mostly valid flags */
 	/* Real data is as large as nbytes says, unless nbytes is over the
 	 * limit (the call must refuse it before looking at the data). */
 	if (!null_data && nbytes > STATIC_BYTES &&
@@ -313,6 +320,8 @@ call_from_external(struct api *t, struct fuzz_input *in)
 			if ((data = malloc(nbytes > 0 &&
 			    nbytes <= STATIC_BYTES ? nbytes : 1)) == NULL)
 				abort();
+		} else if (flags == COW_STORAGE_READ_ONLY && (how & 128)) {
+			data = (void *)(uintptr_t)static_rodata;
 		} else {
 			data = static_buffer;
 		}
@@ -326,7 +335,8 @@ call_from_external(struct api *t, struct fuzz_input *in)
 		    with_deleter ? count_deleter : NULL, t, flags,
 		    null_out ? NULL : &s);
 	if (null_out || (data == NULL && nbytes > 0) ||
-	    (flags & ~(unsigned)COW_STORAGE_NOT_SHAREABLE) != 0)
+	    (flags & ~(unsigned)(COW_STORAGE_NOT_SHAREABLE |
+	    COW_STORAGE_READ_ONLY)) != 0)
 		allowed |= S(COW_EINVAL);
 	if (nbytes > COW_STORAGE_MAX_NBYTES)
 		allowed |= S(COW_EOVERFLOW);
@@ -349,7 +359,61 @@ call_from_external(struct api *t, struct fuzz_input *in)
 	check_storage(t, s, nbytes);
 	if (nbytes > 0 && cow_storage_const_data(s) != data)
 		fail(t, "external storage does not use the caller's data");
+	if (cow_storage_is_read_only(s) !=
+	    ((flags & COW_STORAGE_READ_ONLY) != 0) ||
+	    cow_storage_is_pinned(s) !=
+	    ((flags & COW_STORAGE_NOT_SHAREABLE) != 0))
+		fail(t, "flags 0x%x: read-only %d, pinned %d", flags,
+		    cow_storage_is_read_only(s), cow_storage_is_pinned(s));
 	keep(t, s);
+}
+
+/* Pin, unpin, and the queries, on a pool storage or NULL. The pool's pins
+ * are counted per entry; an entry only unpins what it pinned. */
+static void
+call_pin(struct api *t, struct fuzz_input *in)
+{
+	int i;
+	cow_storage_t *s = pick_storage(t, in, &i);
+	uint8_t how = fuzz_u8(in);
+	void *p = SENTINEL;
+	cow_status_t st;
+
+	if (s == NULL && (cow_storage_is_pinned(s) ||
+	    cow_storage_is_read_only(s)))
+		fail(t, "a query on NULL gave true");
+	if (how & 1) {
+		t->func = "cow_storage_unpin";
+		if (s != NULL && t->pins[i] == 0 && cow_storage_is_pinned(s))
+			return; /* pinned for life: nothing of ours */
+		st = cow_storage_unpin(s);
+		expect(t, st, s != NULL && t->pins[i] > 0 ? S_OK :
+		    S(COW_EINVAL));
+		if (st == COW_OK)
+			t->pins[i]--;
+		return;
+	}
+	t->func = "cow_storage_pin";
+	st = cow_storage_pin(s, (how & 6) == 0 ? NULL : &p);
+	/* COW_EBUSY: a storage over borrowed memory whose clones share it. */
+	expect(t, st, s == NULL || (how & 6) == 0 ? S(COW_EINVAL) :
+	    S_OK | S(COW_ENOMEM) | (cow_storage_share_count(s) > 1 ?
+	    S(COW_EBUSY) : 0));
+	if (st != COW_OK) {
+		if (p != SENTINEL)
+			fail(t, "failed with %s but wrote *ptr",
+			    cow_status_str(st));
+		return;
+	}
+	t->pins[i]++;
+	if (p != cow_storage_const_data(s) || !cow_storage_is_pinned(s) ||
+	    cow_storage_is_cow(s) || cow_storage_is_read_only(s))
+		fail(t, "after a pin: pointer %p, data %p, pinned %d, cow %d, "
+		    "read-only %d", p, cow_storage_const_data(s),
+		    cow_storage_is_pinned(s), cow_storage_is_cow(s),
+		    cow_storage_is_read_only(s));
+	if (cow_storage_nbytes(s) > 0)
+		memset(p, how, cow_storage_nbytes(s));
 }
 
 static void
@@ -466,6 +530,7 @@ call_release(struct api *t, struct fuzz_input *in)
 	}
 	cow_storage_release(s);
 	t->pool[i] = NULL;
+	t->pins[i] = 0;
 }
 
 static void
@@ -675,6 +740,14 @@ call_misc(struct api *t, struct fuzz_input *in)
 }
 
 static void
+call_boundary(struct api *t, struct fuzz_input *in)
+{
+	t->func = "boundary";
+	t->bnd.call = t->call;
+	api_boundary_call(&t->bnd, in);
+}
+
+static void
 call_tensor(struct api *t, struct fuzz_input *in)
 {
 	t->func = "tensor";
@@ -691,6 +764,25 @@ static const call_fn calls[] = {
 	call_tensor, call_tensor
 };
 
+/* Calls added later, chosen by selector bytes from 240 up, so that the
+ * bytes below keep choosing what they chose when the corpus was made. */
+static const call_fn later_calls[] = {
+	call_boundary, call_boundary, call_boundary, call_pin
+};
+
+static void
+call_one(struct api *t, struct fuzz_input *in)
+{
+	enum { N = sizeof calls / sizeof calls[0] };
+	uint8_t k = fuzz_u8(in);
+
+	if (k < 256 / N * N)
+		calls[k % N](t, in);
+	else
+		later_calls[k % (sizeof later_calls / sizeof later_calls[0])](
+		    t, in);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -705,11 +797,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    &t.capped) != COW_OK)
 		fail(&t, "%s", cow_last_error());
 	api_tensor_init(&t.ten, t.capped);
+	api_boundary_init(&t.bnd, t.capped);
 	for (t.call = 0; t.call < MAX_CALLS && fuzz_more(&in); t.call++)
-		calls[fuzz_u8(&in) % (sizeof calls / sizeof calls[0])](&t,
-		    &in);
+		call_one(&t, &in);
 	t.func = "teardown";
 	api_tensor_fini(&t.ten);
+	api_boundary_fini(&t.bnd);
 	for (int i = 0; i < POOL; i++)
 		cow_storage_release(t.pool[i]);
 	if (t.deleter_calls != t.deleters_owed)
