@@ -190,10 +190,13 @@ storage_copy_private(cow_storage_t *storage, const char *func)
 	if (cow__buffer_alloc(storage->alloc, storage->nbytes, &copy, func) !=
 	    COW_OK)
 		return COW_ENOMEM;
-	memcpy(copy.data, storage->buf.data, storage->nbytes);
+	if (storage->nbytes > 0)
+		memcpy(copy.data, storage->buf.data, storage->nbytes);
 	cow__buffer_free(&storage->buf);
 	storage->buf = copy;
 	storage->data = copy.data;
+	if (storage->nbytes == 0) /* an empty buffer: nothing copied */
+		return COW_OK;
 	cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
 	cow__stat_add(COW__STAT_EXTERNAL_COPIES, 1);
 	cow__stat_add(COW__STAT_BYTES_COPIED, storage->nbytes);
@@ -222,8 +225,7 @@ storage_own(cow_storage_t *storage, const char *func)
 		storage->buf = buf;
 		storage->data = buf.data;
 		cow__ptr_store(&storage->ctx, NULL);
-	} else if (storage->nbytes > 0 &&
-	    !cow__buffer_may_write(&storage->buf, home)) {
+	} else if (!cow__buffer_may_write(&storage->buf, home)) {
 		return storage_copy_private(storage, func);
 	}
 	return COW_OK;

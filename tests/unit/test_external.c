@@ -14,6 +14,9 @@
 #include "leak_fixture.h"
 
 #define N 4096
+#define SENTINEL_PTR ((void *)&sentinel)
+
+static int sentinel;
 
 TestSuite(external, .init = leak_setup, .fini = leak_teardown,
     .timeout = 30.0);
@@ -172,6 +175,26 @@ Test(external, read_only_private_storage_copies_on_first_write)
 	cr_assert_eq(stats().external_copies, 1);
 	cow_storage_release(a);
 	cr_assert_eq(unmapped, 1);
+}
+
+/* A zero-byte read-only storage: its first write hands the memory back
+ * too, and after it the storage is an ordinary writable one. */
+Test(external, empty_read_only_storage_gives_memory_back_on_write)
+{
+	struct cow_test_deleter d = {0};
+	cow_storage_t *a;
+	void *p = SENTINEL_PTR;
+
+	cr_assert_eq(cow_storage_from_external_with_allocator(malloc(1), 0,
+	    cow_test_deleter_fn, &d, COW_STORAGE_READ_ONLY, sys, &a), COW_OK);
+	cr_assert(cow_storage_is_read_only(a));
+	cr_assert_eq(cow_storage_mutable_data(a, &p), COW_OK);
+	cr_assert_null(p);
+	cr_assert_eq(d.calls, 1);
+	cr_assert_not(cow_storage_is_read_only(a));
+	cr_assert_eq(stats().materialize_copies, 0, "nothing was copied");
+	cow_storage_release(a);
+	cr_assert_eq(d.calls, 1);
 }
 
 /* Borrowed read-only memory: no deleter, and never written. */
