@@ -108,7 +108,10 @@ cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
 	if ((flags & ~(unsigned)COW__STORAGE_FLAGS) != 0)
 		return cow__error(COW_EINVAL, func, "unknown flags 0x%x",
 		    flags & ~(unsigned)COW__STORAGE_FLAGS);
-	/* Borrowed memory: this storage alone may write it (storage.h). */
+	/* Read-only travels with the buffer (buf.read_only), pinned for life
+	 * stays with this storage, and borrowed memory may be written by this
+	 * storage alone (storage.h). */
+	flags &= ~(unsigned)COW_STORAGE_READ_ONLY;
 	if (deleter == NULL)
 		flags |= COW__STORAGE_HOME;
 	return storage_wrap(allocator != NULL ? allocator :
@@ -387,7 +390,8 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	}
 	cow__ref_init(&dst->refs, 1);
 	cow__ref_init(&dst->pins, 0);
-	dst->flags = src->flags & ~COW__STORAGE_HOME;
+	dst->flags = 0; /* neither pinned nor home: the memory's rules are
+	                   its buffer's, in the context */
 	dst->ctx = ctx;
 	/* src->data is ctx->buf.data (only a write to src, never concurrent
 	 * with this read of it, changes it): reading it here leaves the

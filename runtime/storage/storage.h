@@ -24,7 +24,8 @@
 
 struct cow_storage_s {
 	cow__refcount_t refs; /* Handles. Synchronization: atomic. */
-	unsigned flags;       /* COW_STORAGE_*, COW__STORAGE_HOME. Read-only
+	unsigned flags;       /* COW_STORAGE_NOT_SHAREABLE, COW__STORAGE_HOME
+	                         (read-only memory: buf.read_only). Read-only
 	                         after init. */
 	/*
 	 * Pins (cow_storage_pin): while non-zero the storage is private and
