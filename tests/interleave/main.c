@@ -51,7 +51,8 @@
 
 static const struct ilv_scenario *const ilv_scenarios[] = {
 	&ilv_scn_pair, &ilv_scn_trio, &ilv_scn_wrap, &ilv_scn_chain,
-	&ilv_scn_shadow, &ilv_scn_functional, &ilv_scn_count,
+	&ilv_scn_shadow, &ilv_scn_functional, &ilv_scn_count, &ilv_scn_keep,
+	&ilv_scn_borrowed,
 };
 #define ILV_NSCENARIOS (sizeof ilv_scenarios / sizeof ilv_scenarios[0])
 

@@ -18,7 +18,7 @@ if [ ! -x "$dir/cow_interleave_fault_f" ]; then
 	echo "not built: cmake --preset asan && cmake --build --preset asan" >&2
 	exit 2
 fi
-scenarios=(pair trio wrap chain shadow functional)
+scenarios=(pair trio wrap chain shadow functional keep borrowed)
 bound() { case $1 in shadow | functional) echo 2 ;; *) echo 3 ;; esac; }
 
 echo "# Interleaving checker figures (tests/interleave/measure.sh)."

@@ -42,6 +42,8 @@ extern const struct ilv_scenario ilv_scn_chain;
 extern const struct ilv_scenario ilv_scn_shadow;
 extern const struct ilv_scenario ilv_scn_functional;
 extern const struct ilv_scenario ilv_scn_count;
+extern const struct ilv_scenario ilv_scn_keep;
+extern const struct ilv_scenario ilv_scn_borrowed;
 
 /* Helpers for the scenarios (scn_util.c). */
 
