@@ -63,7 +63,7 @@
 #define SLOTS 6
 #define STORES 2
 #define MAX_STORE_ELEMS 32
-#define MAX_STORE_BYTES (MAX_STORE_ELEMS * 8 + 3)
+#define MAX_STORE_BYTES (MAX_STORE_ELEMS * 16 + 3) /* complex128 */
 #define WORLDS 3
 #define MAX_OPS 96
 #define MAX_NUMEL 256
@@ -437,7 +437,7 @@ exec_create(const struct op *o, cow_allocator_t *alloc, cow_tensor_t **out)
 		n = 1;
 		for (int d = 0; d < o->ndim; d++)
 			n *= o->sizes[d] < 0 ? 0 : o->sizes[d];
-		if ((buf = calloc((size_t)n + 1, 8)) == NULL)
+		if ((buf = calloc((size_t)n + 1, isz)) == NULL)
 			abort();
 		for (int64_t k = 0; k < n && k < MAX_NUMEL; k++)
 			put_element(o->dtype, buf + k * (int64_t)isz,
