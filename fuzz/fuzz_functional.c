@@ -573,7 +573,8 @@ next_index(int ndim, const int64_t *sizes, int64_t *idx)
 
 /* Read every value of @t (a read: syncs a functional tensor). */
 static void
-read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v)
+read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v,
+    int64_t *iv)
 {
 	int64_t idx[MAXD] = {0}, k = 0;
 	cow_status_t st;
@@ -581,26 +582,11 @@ read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v)
 	if (cow_tensor_numel(t) == 0)
 		return;
 	do {
-		if ((st = cow_tensor_get_f64(t, idx, &v[k])) != COW_OK)
-			fail(z, "%s: reading element %lld: %s (%s)",
-			    world_name[wi], (long long)k, cow_status_str(st),
-			    cow_last_error());
-		k++;
-	} while (next_index(cow_tensor_ndim(t), cow_tensor_sizes(t), idx));
-}
-
-/* Every element of @t through cow_tensor_get_i64 (exact for every integer
- * dtype, uint64 included, where get_f64 rounds). */
-static void
-read_ints(const struct fz *z, int wi, const cow_tensor_t *t, int64_t *v)
-{
-	int64_t idx[MAXD] = {0}, k = 0;
-	cow_status_t st;
-
-	if (cow_tensor_numel(t) == 0)
-		return;
-	do {
-		if ((st = cow_tensor_get_i64(t, idx, &v[k])) != COW_OK)
+		/* get_i64 too (when @iv): exact for every integer dtype,
+		 * uint64 included, where get_f64 rounds. */
+		if ((st = cow_tensor_get_f64(t, idx, &v[k])) != COW_OK ||
+		    (iv != NULL &&
+		    (st = cow_tensor_get_i64(t, idx, &iv[k])) != COW_OK))
 			fail(z, "%s: reading element %lld: %s (%s)",
 			    world_name[wi], (long long)k, cow_status_str(st),
 			    cow_last_error());
@@ -653,12 +639,9 @@ compare_slot(const struct fz *z, int s)
 		if (cow_tensor_is_contiguous(t) != cow_tensor_is_contiguous(t0))
 			fail(z, "slot %d: contiguity differs in %s", s,
 			    world_name[wi]);
-		if (wi == 1) {
-			read_values(z, 0, t0, ref);
-			read_ints(z, 0, t0, iref);
-		}
-		read_values(z, wi, t, got);
-		read_ints(z, wi, t, igot);
+		if (wi == 1)
+			read_values(z, 0, t0, ref, iref);
+		read_values(z, wi, t, got, igot);
 		for (int64_t k = 0; k < cow_tensor_numel(t0); k++)
 			if (!same_value(ref[k], got[k]) || iref[k] != igot[k])
 				fail(z, "slot %d: element %lld is %.17g/%lld, "
@@ -717,7 +700,7 @@ snapshot_take(const struct fz *z, int wi, struct snapshot *s)
 		s->live[i] = t != NULL;
 		s->numel[i] = t != NULL ? cow_tensor_numel(t) : 0;
 		if (t != NULL)
-			read_values(z, wi, t, s->v[i]);
+			read_values(z, wi, t, s->v[i], NULL);
 	}
 	for (int i = 0; i < STORES; i++) {
 		const cow_storage_t *st = z->w[wi].store[i];
@@ -779,7 +762,7 @@ sum_is_exact(const struct fz *z, const cow_tensor_t *t)
 
 	if (t == NULL || !is_float(cow_tensor_dtype(t)))
 		return true;
-	read_values(z, 0, t, v);
+	read_values(z, 0, t, v, NULL);
 	for (int64_t k = 0; k < cow_tensor_numel(t); k++)
 		if (!(fabs(v[k]) <= SUM_EXACT) || v[k] != floor(v[k]))
 			return false;

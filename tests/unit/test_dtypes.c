@@ -111,22 +111,6 @@ geti1(const cow_tensor_t *t, int64_t k)
 	return v;
 }
 
-/* @x converted to @dt (a one-element copy from float64), as raw bits. */
-static uint64_t
-conv_f64(cow_dtype_t dt, double x)
-{
-	cow_tensor_t *s = from_bytes(COW_DTYPE_FLOAT64, 1, &x), *d;
-	int64_t one = 1;
-	uint64_t u;
-
-	TT_OK(cow_tensor_empty(dt, 1, &one, sys, &d));
-	TT_OK(cow_tensor_copy_(d, s));
-	u = raw(d, 0);
-	cow_tensor_release(d);
-	cow_tensor_release(s);
-	return u;
-}
-
 /* Element bits of @st (@bytes, one element) converted to @dt. */
 static uint64_t
 conv_raw(cow_dtype_t dt, cow_dtype_t st, const void *bytes)
@@ -141,6 +125,13 @@ conv_raw(cow_dtype_t dt, cow_dtype_t st, const void *bytes)
 	cow_tensor_release(d);
 	cow_tensor_release(s);
 	return u;
+}
+
+/* @x converted to @dt (a one-element copy from float64), as raw bits. */
+static uint64_t
+conv_f64(cow_dtype_t dt, double x)
+{
+	return conv_raw(dt, COW_DTYPE_FLOAT64, &x);
 }
 
 /* ------------------------------------------------------------------ */
