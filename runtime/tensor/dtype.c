@@ -115,8 +115,13 @@ cow__f64_to_f32(double x)
 	return (float)x;
 }
 
-cow__value_t
-cow__load(cow_dtype_t dtype, const void *p)
+/* load() and store() are always inlined: with a constant dtype each folds
+ * to one case, so cow__convert_n()'s loops have no switch and no call per
+ * element. cow__load() and cow__store() wrap them. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE cow__value_t
+load(cow_dtype_t dtype, const void *p)
 {
 	cow__value_t v = {COW__VALUE_INT, 0, 0.0, 0.0};
 	uint8_t u8;
@@ -262,8 +267,8 @@ real_f16(cow__value_t v, bool bf)
 	return bf ? cow__bf16_from_int(neg, mag) : cow__f16_from_int(neg, mag);
 }
 
-void
-cow__store(cow_dtype_t dtype, void *p, cow__value_t v)
+ALWAYS_INLINE void
+store(cow_dtype_t dtype, void *p, cow__value_t v)
 {
 	uint8_t u8;
 	uint16_t u16;
@@ -322,5 +327,73 @@ cow__store(cow_dtype_t dtype, void *p, cow__value_t v)
 		f64[1] = v.im;
 		memcpy(p, f64, 16);
 		break;
+	}
+}
+
+cow__value_t
+cow__load(cow_dtype_t dtype, const void *p)
+{
+	return load(dtype, p);
+}
+
+void
+cow__store(cow_dtype_t dtype, void *p, cow__value_t v)
+{
+	store(dtype, p, v);
+}
+
+#define CASES(X)                                                            \
+	X(COW_DTYPE_BOOL) X(COW_DTYPE_UINT8) X(COW_DTYPE_INT32)             \
+	X(COW_DTYPE_INT64) X(COW_DTYPE_FLOAT32) X(COW_DTYPE_FLOAT64)        \
+	X(COW_DTYPE_INT8) X(COW_DTYPE_INT16) X(COW_DTYPE_UINT16)            \
+	X(COW_DTYPE_UINT32) X(COW_DTYPE_UINT64) X(COW_DTYPE_FLOAT16)        \
+	X(COW_DTYPE_BFLOAT16) X(COW_DTYPE_COMPLEX64) X(COW_DTYPE_COMPLEX128)
+
+/* @n elements of @dtype at @p (stride @ps bytes) into @v[0 .. n). */
+static void
+load_n(cow_dtype_t dtype, const char *p, int64_t ps, cow__value_t *v,
+    int64_t n)
+{
+	switch (dtype) {
+#define LOAD_CASE(D)                                                        \
+	case D:                                                             \
+		for (int64_t i = 0; i < n; i++)                             \
+			v[i] = load(D, p + i * ps);                         \
+		break;
+	CASES(LOAD_CASE)
+#undef LOAD_CASE
+	}
+}
+
+static void
+store_n(cow_dtype_t dtype, char *p, int64_t ps, const cow__value_t *v,
+    int64_t n)
+{
+	switch (dtype) {
+#define STORE_CASE(D)                                                       \
+	case D:                                                             \
+		for (int64_t i = 0; i < n; i++)                             \
+			store(D, p + i * ps, v[i]);                         \
+		break;
+	CASES(STORE_CASE)
+#undef STORE_CASE
+	}
+}
+
+/* In chunks: loads, then stores, each loop with its dtype fixed. */
+void
+cow__convert_n(cow_dtype_t dt, char *dst, int64_t ds, cow_dtype_t st,
+    const char *src, int64_t ss, int64_t n)
+{
+	cow__value_t v[64];
+
+	while (n > 0) {
+		int64_t k = n < 64 ? n : 64;
+
+		load_n(st, src, ss, v, k);
+		store_n(dt, dst, ds, v, k);
+		src += k * ss;
+		dst += k * ds;
+		n -= k;
 	}
 }

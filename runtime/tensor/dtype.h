@@ -124,6 +124,11 @@ cow__convert(cow_dtype_t dt, void *dst, cow_dtype_t st, const void *src)
 	cow__store(dt, dst, cow__load(st, src));
 }
 
+/* Convert @n elements: from @src (stride @ss bytes) of @st to @dst (stride
+ * @ds bytes) of @dt. */
+void cow__convert_n(cow_dtype_t dt, char *dst, int64_t ds, cow_dtype_t st,
+    const char *src, int64_t ss, int64_t n);
+
 /* @x rounded to float32 (C leaves an out-of-range conversion undefined:
  * a magnitude from FLT_MAX + half an ulp up gives infinity). */
 float cow__f64_to_f32(double x);

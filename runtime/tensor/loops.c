@@ -200,8 +200,7 @@ cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
 	const struct cow__convert_arg *c = arg;
 
-	for (int64_t i = 0; i < n; i++)
-		cow__convert(c->dst, p[0] + i * s[0], c->src, p[1] + i * s[1]);
+	cow__convert_n(c->dst, p[0], s[0], c->src, p[1], s[1], n);
 	return true;
 }
 
@@ -322,23 +321,68 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 	return true;
 }
 
+/* Stop at the first pair of elements (T[N] each) for which SAME fails. */
+#define EQUAL_RUN(T, N, SAME)                                               \
+	do {                                                                \
+		for (int64_t i = 0; i < n; i++) {                           \
+			T x[N], y[N];                                       \
+                                                                            \
+			memcpy(x, p[0] + i * s[0], sizeof x);               \
+			memcpy(y, p[1] + i * s[1], sizeof y);               \
+			if (!(SAME)) {                                      \
+				e->equal = false;                           \
+				return false;                               \
+			}                                                   \
+		}                                                           \
+	} while (0)
+
 bool
 cow__loop_equal(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
 	struct cow__equal_arg *e = arg;
 
-	/* Integers (bools as 0 or 1) compare their values; floating values
-	 * compare as numbers (NaN unequal, -0 == 0), complex ones by part. */
-	for (int64_t i = 0; i < n; i++) {
-		cow__value_t a = cow__load(e->dtype, p[0] + i * s[0]);
-		cow__value_t b = cow__load(e->dtype, p[1] + i * s[1]);
-		bool same = a.kind == COW__VALUE_FLOAT ?
-		    a.re == b.re && a.im == b.im : a.u == b.u;
-
-		if (!same) {
-			e->equal = false;
-			return false;
-		}
+	/* Integers compare their bits (bools as true/false); floating
+	 * values as numbers (NaN unequal, -0 == 0), complex ones by part. */
+	switch (e->dtype) {
+	case COW_DTYPE_BOOL:
+		EQUAL_RUN(uint8_t, 1, (x[0] != 0) == (y[0] != 0));
+		break;
+	case COW_DTYPE_INT8:
+	case COW_DTYPE_UINT8:
+		EQUAL_RUN(uint8_t, 1, x[0] == y[0]);
+		break;
+	case COW_DTYPE_INT16:
+	case COW_DTYPE_UINT16:
+		EQUAL_RUN(uint16_t, 1, x[0] == y[0]);
+		break;
+	case COW_DTYPE_INT32:
+	case COW_DTYPE_UINT32:
+		EQUAL_RUN(uint32_t, 1, x[0] == y[0]);
+		break;
+	case COW_DTYPE_INT64:
+	case COW_DTYPE_UINT64:
+		EQUAL_RUN(uint64_t, 1, x[0] == y[0]);
+		break;
+	case COW_DTYPE_FLOAT16:
+		EQUAL_RUN(uint16_t, 1,
+		    cow__f16_to_f32(x[0]) == cow__f16_to_f32(y[0]));
+		break;
+	case COW_DTYPE_BFLOAT16:
+		EQUAL_RUN(uint16_t, 1,
+		    cow__bf16_to_f32(x[0]) == cow__bf16_to_f32(y[0]));
+		break;
+	case COW_DTYPE_FLOAT32:
+		EQUAL_RUN(float, 1, x[0] == y[0]);
+		break;
+	case COW_DTYPE_FLOAT64:
+		EQUAL_RUN(double, 1, x[0] == y[0]);
+		break;
+	case COW_DTYPE_COMPLEX64:
+		EQUAL_RUN(float, 2, x[0] == y[0] && x[1] == y[1]);
+		break;
+	case COW_DTYPE_COMPLEX128:
+		EQUAL_RUN(double, 2, x[0] == y[0] && x[1] == y[1]);
+		break;
 	}
 	return true;
 }
