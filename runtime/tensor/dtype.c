@@ -239,15 +239,11 @@ int_bits(cow__value_t v, int bits, bool sgn)
 static float
 real_f32(cow__value_t v)
 {
-	switch (v.kind) {
-	case COW__VALUE_INT:
-		return (float)(int64_t)v.u;
-	case COW__VALUE_UINT:
-		return (float)v.u;
-	case COW__VALUE_FLOAT:
-		break;
-	}
-	return cow__f64_to_f32(v.re);
+	bool neg = v.kind == COW__VALUE_INT && (int64_t)v.u < 0;
+
+	if (v.kind == COW__VALUE_FLOAT)
+		return cow__f64_to_f32(v.re);
+	return cow__f32_from_int(neg, neg ? (uint64_t)0 - v.u : v.u);
 }
 
 static double

@@ -1,6 +1,6 @@
 /*
- * half.c - float16 and bfloat16 conversions (half.h). One rounding routine
- * serves both formats: a finite value is sign * sig * 2^exp2 with an
+ * half.c - float16 and bfloat16 conversions, and float32 from 64-bit
+ * integers (half.h). One rounding routine serves the three formats: a finite value is sign * sig * 2^exp2 with an
  * integer sig, rounded to the format's precision at its exponent (or at
  * the smallest subnormal's), ties to even.
  */
@@ -16,16 +16,17 @@ struct fmt {
 
 static const struct fmt f16 = {5, 10};
 static const struct fmt bf16 = {8, 7};
+static const struct fmt f32 = {8, 23};
 
-static uint16_t
+static uint32_t
 inf_bits(struct fmt f, bool neg)
 {
-	return (uint16_t)((neg ? 1u << (f.ebits + f.mbits) : 0u) |
+	return (uint32_t)((neg ? 1u << (f.ebits + f.mbits) : 0u) |
 	    (((1u << f.ebits) - 1) << f.mbits));
 }
 
 /* Round sig * 2^exp2 (sig != 0) with sign @neg to the format. */
-static uint16_t
+static uint32_t
 round_to(struct fmt f, bool neg, uint64_t sig, int exp2)
 {
 	int bias = (1 << (f.ebits - 1)) - 1, emin = 1 - bias;
@@ -67,10 +68,10 @@ round_to(struct fmt f, bool neg, uint64_t sig, int exp2)
 		bits = ((uint32_t)(e + bias - 1) << f.mbits) + (uint32_t)k;
 	if (bits >= ((1u << f.ebits) - 1) << f.mbits)
 		return inf_bits(f, neg);
-	return (uint16_t)(sign | bits);
+	return sign | bits;
 }
 
-static uint16_t
+static uint32_t
 from_f64(struct fmt f, double x)
 {
 	uint64_t b, m;
@@ -85,11 +86,11 @@ from_f64(struct fmt f, double x)
 		if (m == 0)
 			return inf_bits(f, neg);
 		/* NaN: quiet bit set, top payload bits kept. */
-		return (uint16_t)(inf_bits(f, neg) |
-		    (1u << (f.mbits - 1)) | (uint32_t)(m >> (52 - f.mbits)));
+		return inf_bits(f, neg) | (1u << (f.mbits - 1)) |
+		    (uint32_t)(m >> (52 - f.mbits));
 	}
 	if (e == 0 && m == 0)
-		return (uint16_t)(neg ? 1u << (f.ebits + f.mbits) : 0u);
+		return neg ? 1u << (f.ebits + f.mbits) : 0u;
 	if (e == 0)
 		return round_to(f, neg, m, -1074);
 	return round_to(f, neg, m | UINT64_C(1) << 52, e - 1075);
@@ -98,13 +99,13 @@ from_f64(struct fmt f, double x)
 uint16_t
 cow__f16_from_f64(double x)
 {
-	return from_f64(f16, x);
+	return (uint16_t)from_f64(f16, x);
 }
 
 uint16_t
 cow__bf16_from_f64(double x)
 {
-	return from_f64(bf16, x);
+	return (uint16_t)from_f64(bf16, x);
 }
 
 uint16_t
@@ -112,7 +113,7 @@ cow__f16_from_int(bool neg, uint64_t mag)
 {
 	if (mag == 0)
 		return 0;
-	return round_to(f16, neg, mag, 0);
+	return (uint16_t)round_to(f16, neg, mag, 0);
 }
 
 uint16_t
@@ -120,7 +121,22 @@ cow__bf16_from_int(bool neg, uint64_t mag)
 {
 	if (mag == 0)
 		return 0;
-	return round_to(bf16, neg, mag, 0);
+	return (uint16_t)round_to(bf16, neg, mag, 0);
+}
+
+float
+cow__f32_from_int(bool neg, uint64_t mag)
+{
+	uint32_t bits;
+	float x;
+
+	if (mag < (UINT64_C(1) << 24)) {      /* exact */
+		x = (float)mag;
+		return neg ? -x : x;
+	}
+	bits = round_to(f32, neg, mag, 0);
+	memcpy(&x, &bits, sizeof x);
+	return x;
 }
 
 float

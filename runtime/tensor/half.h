@@ -1,5 +1,6 @@
 /*
- * half.h - the two 16-bit floating formats, as bit patterns: float16 (IEEE
+ * half.h - the two 16-bit floating formats, as bit patterns (and float32
+ * from 64-bit integers, by the same rounding): float16 (IEEE
  * binary16: 1 sign, 5 exponent, 10 fraction bits) and bfloat16 (the top 16
  * bits of binary32: 1 sign, 8 exponent, 7 fraction bits).
  *
@@ -20,6 +21,11 @@ uint16_t cow__bf16_from_f64(double x);
 /* The integer (@neg ? -@mag : @mag), exactly: no detour through double. */
 uint16_t cow__f16_from_int(bool neg, uint64_t mag);
 uint16_t cow__bf16_from_int(bool neg, uint64_t mag);
+
+/* The integer (@neg ? -@mag : @mag) rounded once to float32, in software:
+ * a 64-bit conversion instruction may be emulated through double (two
+ * roundings; valgrind does this), which this does not depend on. */
+float cow__f32_from_int(bool neg, uint64_t mag);
 
 float cow__f16_to_f32(uint16_t h);
 float cow__bf16_to_f32(uint16_t b);

@@ -55,8 +55,8 @@ from_bytes(cow_dtype_t dt, int64_t n, const void *bytes)
 	return t;
 }
 
-/* The bytes of element @k of a 1-d tensor, as an unsigned integer (the
- * first 8 bytes of a complex128). */
+/* The bytes of element @k of a 1-d tensor (or of a 0-d one, k = 0), as an
+ * unsigned integer (the first 8 bytes of a complex128). */
 static uint64_t
 raw(const cow_tensor_t *t, int64_t k)
 {
@@ -65,7 +65,8 @@ raw(const cow_tensor_t *t, int64_t k)
 	uint64_t u = 0;
 
 	cr_assert_not_null(p);
-	p += (k * cow_tensor_strides(t)[0]) * (int64_t)w;
+	if (cow_tensor_ndim(t) > 0)  /* a 0-d tensor has no strides */
+		p += (k * cow_tensor_strides(t)[0]) * (int64_t)w;
 	memcpy(&u, p, w > 8 ? 8 : w);
 	return u;
 }
