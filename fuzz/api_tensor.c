@@ -175,7 +175,7 @@ static void
 call_create(struct api_tensor *s, struct fuzz_input *in)
 {
 	uint8_t how = fuzz_u8(in);
-	int dtype = pick_int(in) % 8, ndim = pick_int(in);
+	int dtype = pick_int(in) % 17, ndim = pick_int(in);
 	int64_t sizes[ARGS], n = pick_i64(in);
 	bool null_out = (how & 7) == 0, null_sizes = (how & 0x38) == 0;
 	bool big = (how & 0x40) != 0;
@@ -228,7 +228,7 @@ static void
 call_from_storage(struct api_tensor *s, struct fuzz_input *in)
 {
 	uint8_t how = fuzz_u8(in);
-	int dtype = pick_int(in) % 8, ndim = pick_int(in) % 6;
+	int dtype = pick_int(in) % 17, ndim = pick_int(in) % 6;
 	int64_t sizes[ARGS], strides[ARGS], off = pick_i64(in);
 	cow_tensor_t *t = SENTINEL;
 	cow_status_t st;

@@ -58,11 +58,12 @@
 
 #include "fuzz_cap.h"
 #include "fuzz_input.h"
+#include "tensor_model.h"
 
 #define SLOTS 6
 #define STORES 2
 #define MAX_STORE_ELEMS 32
-#define MAX_STORE_BYTES (MAX_STORE_ELEMS * 8 + 3)
+#define MAX_STORE_BYTES (MAX_STORE_ELEMS * 16 + 3) /* complex128 */
 #define WORLDS 3
 #define MAX_OPS 96
 #define MAX_NUMEL 256
@@ -371,36 +372,11 @@ exec_view(const struct op *o, cow_tensor_t *t, cow_tensor_t **out)
 }
 
 /* Element value @v in @dtype at @p (the caller's bytes of from_data and
- * of a storage). */
+ * of a storage), encoded by the tensor reference's rules (tensor_model.h). */
 static void
 put_element(cow_dtype_t dtype, unsigned char *p, double v)
 {
-	switch (dtype) {
-	case COW_DTYPE_BOOL:
-		*p = v != 0;
-		break;
-	case COW_DTYPE_UINT8:
-		*p = (unsigned char)(int)v;
-		break;
-	case COW_DTYPE_INT32: {
-		int32_t x = (int32_t)v;
-		memcpy(p, &x, 4);
-		break;
-	}
-	case COW_DTYPE_INT64: {
-		int64_t x = (int64_t)v;
-		memcpy(p, &x, 8);
-		break;
-	}
-	case COW_DTYPE_FLOAT32: {
-		float x = (float)v;
-		memcpy(p, &x, 4);
-		break;
-	}
-	default:
-		memcpy(p, &v, 8);
-		break;
-	}
+	tm_encode(dtype, p, tm_from_double(dtype, v));
 }
 
 /* A storage of o->x elements of o->dtype (values o->data) and o->y more
@@ -461,7 +437,7 @@ exec_create(const struct op *o, cow_allocator_t *alloc, cow_tensor_t **out)
 		n = 1;
 		for (int d = 0; d < o->ndim; d++)
 			n *= o->sizes[d] < 0 ? 0 : o->sizes[d];
-		if ((buf = calloc((size_t)n + 1, 8)) == NULL)
+		if ((buf = calloc((size_t)n + 1, isz)) == NULL)
 			abort();
 		for (int64_t k = 0; k < n && k < MAX_NUMEL; k++)
 			put_element(o->dtype, buf + k * (int64_t)isz,
@@ -577,10 +553,11 @@ exec(struct world *w, int wi, const struct op *o)
 /* ------------------------------------------------------------------ */
 /* Comparing worlds.                                                    */
 
+/* The same double, bit for bit (-0 is not 0), or two NaNs. */
 static bool
 same_value(double x, double y)
 {
-	return x == y || (isnan(x) && isnan(y));
+	return (x == y && signbit(x) == signbit(y)) || (isnan(x) && isnan(y));
 }
 
 static bool
@@ -596,7 +573,8 @@ next_index(int ndim, const int64_t *sizes, int64_t *idx)
 
 /* Read every value of @t (a read: syncs a functional tensor). */
 static void
-read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v)
+read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v,
+    int64_t *iv)
 {
 	int64_t idx[MAXD] = {0}, k = 0;
 	cow_status_t st;
@@ -604,7 +582,11 @@ read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v)
 	if (cow_tensor_numel(t) == 0)
 		return;
 	do {
-		if ((st = cow_tensor_get_f64(t, idx, &v[k])) != COW_OK)
+		/* get_i64 too (when @iv): exact for every integer dtype,
+		 * uint64 included, where get_f64 rounds. */
+		if ((st = cow_tensor_get_f64(t, idx, &v[k])) != COW_OK ||
+		    (iv != NULL &&
+		    (st = cow_tensor_get_i64(t, idx, &iv[k])) != COW_OK))
 			fail(z, "%s: reading element %lld: %s (%s)",
 			    world_name[wi], (long long)k, cow_status_str(st),
 			    cow_last_error());
@@ -616,6 +598,7 @@ static void
 compare_slot(const struct fz *z, int s)
 {
 	static double ref[MAX_NUMEL], got[MAX_NUMEL];
+	static int64_t iref[MAX_NUMEL], igot[MAX_NUMEL];
 	const cow_tensor_t *t0 = z->w[0].h[s];
 
 	for (int wi = 1; wi < WORLDS; wi++) {
@@ -657,13 +640,14 @@ compare_slot(const struct fz *z, int s)
 			fail(z, "slot %d: contiguity differs in %s", s,
 			    world_name[wi]);
 		if (wi == 1)
-			read_values(z, 0, t0, ref);
-		read_values(z, wi, t, got);
+			read_values(z, 0, t0, ref, iref);
+		read_values(z, wi, t, got, igot);
 		for (int64_t k = 0; k < cow_tensor_numel(t0); k++)
-			if (!same_value(ref[k], got[k]))
-				fail(z, "slot %d: element %lld is %.17g, %s "
-				    "%.17g", s, (long long)k, ref[k],
-				    world_name[wi], got[k]);
+			if (!same_value(ref[k], got[k]) || iref[k] != igot[k])
+				fail(z, "slot %d: element %lld is %.17g/%lld, "
+				    "%s %.17g/%lld", s, (long long)k, ref[k],
+				    (long long)iref[k], world_name[wi], got[k],
+				    (long long)igot[k]);
 	}
 }
 
@@ -716,7 +700,7 @@ snapshot_take(const struct fz *z, int wi, struct snapshot *s)
 		s->live[i] = t != NULL;
 		s->numel[i] = t != NULL ? cow_tensor_numel(t) : 0;
 		if (t != NULL)
-			read_values(z, wi, t, s->v[i]);
+			read_values(z, wi, t, s->v[i], NULL);
 	}
 	for (int i = 0; i < STORES; i++) {
 		const cow_storage_t *st = z->w[wi].store[i];
@@ -762,10 +746,12 @@ put(struct world *w, int s, cow_tensor_t *t)
 	w->h[s] = t;
 }
 
+/* Floating and complex dtypes (a float16 or bfloat16 sum accumulates in
+ * float32, whose additions of integers below SUM_EXACT are exact too). */
 static bool
 is_float(cow_dtype_t d)
 {
-	return d == COW_DTYPE_FLOAT32 || d == COW_DTYPE_FLOAT64;
+	return tm_is_float(d) || tm_is_complex(d);
 }
 
 /* May a float sum of @t run (exact in any order)? */
@@ -776,7 +762,7 @@ sum_is_exact(const struct fz *z, const cow_tensor_t *t)
 
 	if (t == NULL || !is_float(cow_tensor_dtype(t)))
 		return true;
-	read_values(z, 0, t, v);
+	read_values(z, 0, t, v, NULL);
 	for (int64_t k = 0; k < cow_tensor_numel(t); k++)
 		if (!(fabs(v[k]) <= SUM_EXACT) || v[k] != floor(v[k]))
 			return false;

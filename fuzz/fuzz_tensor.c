@@ -162,27 +162,6 @@ pick_int(struct fuzz_input *in)
 /* ------------------------------------------------------------------ */
 /* Checking.                                                            */
 
-static tm_value_t
-lib_get(const struct fz *z, int slot, int64_t k)
-{
-	const struct tm_layout *l = &z->m.t[slot].l;
-	int64_t idx[TM_MAX_NDIM];
-	tm_value_t v = {0, 0.0};
-	cow_status_t st;
-
-	tm_unravel(l, k, idx);
-	if (tm_is_float(tm_dtype(&z->m, slot)))
-		st = cow_tensor_get_f64(z->h[slot], l->ndim > 0 ? idx : NULL,
-		    &v.f);
-	else
-		st = cow_tensor_get_i64(z->h[slot], l->ndim > 0 ? idx : NULL,
-		    &v.i);
-	if (st != COW_OK)
-		fail(z, "slot %d: reading element %lld: %s", slot,
-		    (long long)k, cow_last_error());
-	return v;
-}
-
 /* Element k read from memory through the public layout (const data,
  * strides in elements); lib_get checks the getters on some elements. */
 static tm_value_t
@@ -192,40 +171,36 @@ mem_get(const struct fz *z, int slot, int64_t k)
 	cow_dtype_t dtype = tm_dtype(&z->m, slot);
 	const unsigned char *p = cow_tensor_const_data(z->h[slot]);
 	int64_t idx[TM_MAX_NDIM], e = 0;
-	tm_value_t v = {0, 0.0};
 
 	tm_unravel(l, k, idx);
 	for (int d = 0; d < l->ndim; d++)
 		e += idx[d] * l->strides[d];
-	p += e * tm_dtype_size(dtype);
-	switch (dtype) {
-	case COW_DTYPE_BOOL:
-		v.i = *p != 0;
-		break;
-	case COW_DTYPE_UINT8:
-		v.i = *p;
-		break;
-	case COW_DTYPE_INT32: {
-		int32_t x;
+	return tm_decode(dtype, p + e * tm_dtype_size(dtype));
+}
 
-		memcpy(&x, p, 4);
-		v.i = x;
-		break;
-	}
-	case COW_DTYPE_INT64:
-		memcpy(&v.i, p, 8);
-		break;
-	case COW_DTYPE_FLOAT32: {
-		float x;
+static tm_value_t
+lib_get(const struct fz *z, int slot, int64_t k)
+{
+	const struct tm_layout *l = &z->m.t[slot].l;
+	cow_dtype_t dtype = tm_dtype(&z->m, slot);
+	int64_t idx[TM_MAX_NDIM];
+	tm_value_t v = {0, 0.0, 0.0};
+	cow_status_t st;
 
-		memcpy(&x, p, 4);
-		v.f = x;
-		break;
-	}
-	default:
-		memcpy(&v.f, p, 8);
-		break;
-	}
+	tm_unravel(l, k, idx);
+	if (tm_is_float(dtype) || tm_is_complex(dtype))
+		st = cow_tensor_get_f64(z->h[slot], l->ndim > 0 ? idx : NULL,
+		    &v.f);
+	else
+		st = cow_tensor_get_i64(z->h[slot], l->ndim > 0 ? idx : NULL,
+		    &v.i);
+	if (st != COW_OK)
+		fail(z, "slot %d: reading element %lld: %s", slot,
+		    (long long)k, cow_last_error());
+	/* get_f64 gives a complex element's real part; the imaginary part
+	 * is compared from memory. */
+	if (tm_is_complex(dtype))
+		v.im = mem_get(z, slot, k).im;
 	return v;
 }
 
@@ -276,9 +251,10 @@ check_slot(const struct fz *z, int i)
 		tm_value_t want = tm_get(&z->m, i, k);
 
 		if (!tm_same(dtype, got, want))
-			fail(z, "slot %d: element %lld is %.17g/%lld, model "
-			    "%.17g/%lld", i, (long long)k, got.f,
-			    (long long)got.i, want.f, (long long)want.i);
+			fail(z, "slot %d: element %lld is %.17g%+.17gi/%lld, "
+			    "model %.17g%+.17gi/%lld", i, (long long)k, got.f,
+			    got.im, (long long)got.i, want.f, want.im,
+			    (long long)want.i);
 	}
 	for (int j = 0; j < TM_SLOTS; j++) {
 		bool same;
@@ -453,30 +429,22 @@ op_create(struct fz *z, struct fuzz_input *in, int kind)
 		for (int64_t k = 0; k < n; k++) {
 			double x = pick_value(in);
 			int64_t i = pick_int(in);
-			uint8_t u8 = (uint8_t)i;
-			int32_t i32 = (int32_t)i;
-			float f32 = (float)x;
+			size_t es = (size_t)tm_dtype_size(dtype);
+			tm_value_t v = tm_from_double(dtype, x);
+			uint16_t bits = (uint16_t)i;
 
-			switch (dtype) {
-			case COW_DTYPE_BOOL:
-				u8 = (uint8_t)(i % 3); /* 2 reads as true */
-				/* FALLTHROUGH */
-			case COW_DTYPE_UINT8:
-				data[k] = u8;
-				break;
-			case COW_DTYPE_INT32:
-				memcpy(data + 4 * k, &i32, 4);
-				break;
-			case COW_DTYPE_INT64:
-				memcpy(data + 8 * k, &i, 8);
-				break;
-			case COW_DTYPE_FLOAT32:
-				memcpy(data + 4 * k, &f32, 4);
-				break;
-			default:
-				memcpy(data + 8 * k, &x, 8);
-				break;
+			v.im = tm_is_complex(dtype) ?
+			    tm_from_double(dtype, (double)i).f : 0.0;
+			if (dtype == COW_DTYPE_FLOAT16 ||
+			    dtype == COW_DTYPE_BFLOAT16) {
+				/* Any bit pattern, NaN payloads included. */
+				memcpy(data + es * (size_t)k, &bits, 2);
+				continue;
 			}
+			if (!tm_is_float(dtype) && !tm_is_complex(dtype))
+				v.i = dtype == COW_DTYPE_BOOL ?
+				    i % 3 /* 2 reads as true */ : i;
+			tm_encode(dtype, data + es * (size_t)k, v);
 		}
 	}
 	if (kind == 2 && data == NULL) {
@@ -507,40 +475,12 @@ op_create(struct fz *z, struct fuzz_input *in, int kind)
 	}
 	b = new_base(z, dtype, &l);
 	for (int64_t k = 0; k < n; k++) {
-		tm_value_t v = {0, 0.0};
+		tm_value_t v = {0, 0.0, 0.0};
 
-		if (kind == 1) {
+		if (kind == 1)
 			v = tm_from_double(dtype, value);
-		} else if (kind == 2) {
-			switch (dtype) {
-			case COW_DTYPE_BOOL:
-				v.i = data[k] != 0;
-				break;
-			case COW_DTYPE_UINT8:
-				v.i = data[k];
-				break;
-			case COW_DTYPE_INT32: {
-				int32_t x;
-
-				memcpy(&x, data + 4 * k, 4);
-				v.i = x;
-				break;
-			}
-			case COW_DTYPE_INT64:
-				memcpy(&v.i, data + 8 * k, 8);
-				break;
-			case COW_DTYPE_FLOAT32: {
-				float x;
-
-				memcpy(&x, data + 4 * k, 4);
-				v.f = x;
-				break;
-			}
-			default:
-				memcpy(&v.f, data + 8 * k, 8);
-				break;
-			}
-		}
+		else if (kind == 2)
+			v = tm_decode(dtype, data + k * tm_dtype_size(dtype));
 		z->m.b[b].v[k] = v;
 	}
 	free(data);
@@ -1257,7 +1197,7 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 		abort();
 	sv = tm_from_double(dtype, value);
 	for (int64_t k = 0; k < n; k++) {
-		tm_value_t old = tm_get(&z->m, dst, k), o = {0, 0.0};
+		tm_value_t old = tm_get(&z->m, dst, k), o = {0, 0.0, 0.0};
 
 		if (kind >= 3)
 			o = tm_get_broadcast(&z->m, src, &l, k);
@@ -1342,6 +1282,7 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 	bool keepdim = fuzz_u8(in) & 1, eq = false;
 	struct tm_layout la, lb, r;
 	cow_dtype_t dt, rdt;
+	int64_t esize = 0;
 	unsigned errors = 0;
 	cow_tensor_t *t = SENTINEL;
 	cow_status_t st;
@@ -1374,12 +1315,17 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 		break;
 	case 3:
 		z->func = "cow_tensor_sum";
-		rdt = tm_is_float(dt) ? dt : COW_DTYPE_INT64;
+		rdt = tm_sum_dtype(dt);
 		st = cow_tensor_sum(z->h[a], &t);
 		break;
 	case 4:
 		z->func = "cow_tensor_sum_dim";
-		rdt = tm_is_float(dt) ? dt : COW_DTYPE_INT64;
+		rdt = tm_sum_dtype(dt);
+		/* float16 and bfloat16 sums have a float32 scratch of the
+		 * result's shape (ops.h): its size decides. */
+		esize = tm_dtype_size(tm_sum_acc_dtype(dt)) >
+		    tm_dtype_size(rdt) ? tm_dtype_size(tm_sum_acc_dtype(dt)) :
+		    tm_dtype_size(rdt);
 		if (!tm_wrap_dim(dim, la.ndim, &d)) {
 			errors |= S(COW_ERANGE);
 		} else {
@@ -1391,10 +1337,12 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			/* Reducing the only 0-size dimension of an empty
 			 * tensor may leave huge sizes. */
 			n = tm_numel(&r);
-			if (n < 0 || (i128)n * (i128)tm_dtype_size(rdt) >
+			if (n < 0 || (i128)n * (i128)esize >
 			    (i128)COW_STORAGE_MAX_NBYTES)
-				errors |= S(COW_EOVERFLOW);
-			else if (n * tm_dtype_size(rdt) > (int64_t)CAP_BYTES)
+				errors |= S(COW_EOVERFLOW) |
+				    (esize > tm_dtype_size(rdt) ?
+				    S(COW_ENOMEM) : 0);
+			else if (n * esize > (int64_t)CAP_BYTES)
 				errors |= S(COW_ENOMEM);
 		}
 		st = cow_tensor_sum_dim(z->h[a], dim, keepdim, &t);
@@ -1429,29 +1377,26 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 		fail(z, "an out-of-place result is on an input's storage");
 	base = new_base(z, rdt, &r);
 	n = tm_numel(&r);
-	if (kind == 3) {
-		tm_value_t acc = tm_from_int(rdt, 0);
-
-		for (int64_t k = 0; k < tm_numel(&la); k++)
-			acc = tm_add(rdt, acc, tm_convert(dt,
-			    tm_get(&z->m, a, k), rdt));
-		z->m.b[base].v[0] = acc;
-	} else if (kind == 4) {
+	if (kind == 3 || kind == 4) {
 		/* Output element k: the run of la.sizes[d] inputs that
-		 * differ only in dimension d, summed in index order. */
-		int64_t inner = 1;
+		 * differ only in dimension d (every input for a sum),
+		 * summed in index order in the accumulation dtype, then
+		 * converted to the result's. */
+		cow_dtype_t adt = tm_sum_acc_dtype(dt);
+		int64_t inner = 1, len = kind == 3 ? tm_numel(&la) :
+		    la.sizes[d];
 
-		for (int i = d + 1; i < la.ndim; i++)
+		for (int i = d + 1; kind == 4 && i < la.ndim; i++)
 			inner *= la.sizes[i];
 		for (int64_t k = 0; k < n; k++) {
 			int64_t outer = k / inner, rest = k % inner;
-			tm_value_t acc = tm_from_int(rdt, 0);
+			tm_value_t acc = tm_from_int(adt, 0);
 
-			for (int64_t j = 0; j < la.sizes[d]; j++)
-				acc = tm_add(rdt, acc, tm_convert(dt,
-				    tm_get(&z->m, a, (outer * la.sizes[d] +
-				    j) * inner + rest), rdt));
-			z->m.b[base].v[k] = acc;
+			for (int64_t j = 0; j < len; j++)
+				acc = tm_add(adt, acc, tm_convert(dt,
+				    tm_get(&z->m, a, (outer * len + j) *
+				    inner + rest), adt));
+			z->m.b[base].v[k] = tm_convert(adt, acc, rdt);
 		}
 	} else {
 		for (int64_t k = 0; k < n; k++) {

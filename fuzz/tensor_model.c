@@ -1,6 +1,7 @@
 /*
  * tensor_model.c - the naive reference of fuzz_tensor (tensor_model.h).
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,10 +12,27 @@
 
 __extension__ typedef __int128 i128;
 
+/* Every int64 and uint64 is exact in long double (x86: 64-bit mantissa). */
+_Static_assert(LDBL_MANT_DIG >= 64, "long double holds 64-bit integers");
+
 bool
 tm_is_float(cow_dtype_t dtype)
 {
-	return dtype == COW_DTYPE_FLOAT32 || dtype == COW_DTYPE_FLOAT64;
+	return dtype == COW_DTYPE_FLOAT16 || dtype == COW_DTYPE_BFLOAT16 ||
+	    dtype == COW_DTYPE_FLOAT32 || dtype == COW_DTYPE_FLOAT64;
+}
+
+bool
+tm_is_complex(cow_dtype_t dtype)
+{
+	return dtype == COW_DTYPE_COMPLEX64 || dtype == COW_DTYPE_COMPLEX128;
+}
+
+bool
+tm_is_unsigned(cow_dtype_t dtype)
+{
+	return dtype == COW_DTYPE_UINT8 || dtype == COW_DTYPE_UINT16 ||
+	    dtype == COW_DTYPE_UINT32 || dtype == COW_DTYPE_UINT64;
 }
 
 bool
@@ -29,12 +47,42 @@ tm_dtype_size(cow_dtype_t dtype)
 	switch (dtype) {
 	case COW_DTYPE_BOOL:
 	case COW_DTYPE_UINT8:
+	case COW_DTYPE_INT8:
 		return 1;
+	case COW_DTYPE_INT16:
+	case COW_DTYPE_UINT16:
+	case COW_DTYPE_FLOAT16:
+	case COW_DTYPE_BFLOAT16:
+		return 2;
 	case COW_DTYPE_INT32:
+	case COW_DTYPE_UINT32:
 	case COW_DTYPE_FLOAT32:
 		return 4;
+	case COW_DTYPE_COMPLEX128:
+		return 16;
 	default:
 		return 8;
+	}
+}
+
+/* Bits of an integer dtype (bool: 1). */
+static int
+int_bits(cow_dtype_t dtype)
+{
+	switch (dtype) {
+	case COW_DTYPE_BOOL:
+		return 1;
+	case COW_DTYPE_INT8:
+	case COW_DTYPE_UINT8:
+		return 8;
+	case COW_DTYPE_INT16:
+	case COW_DTYPE_UINT16:
+		return 16;
+	case COW_DTYPE_INT32:
+	case COW_DTYPE_UINT32:
+		return 32;
+	default:
+		return 64;
 	}
 }
 
@@ -42,95 +90,177 @@ tm_dtype_size(cow_dtype_t dtype)
 static int64_t
 wrap_int(cow_dtype_t dtype, uint64_t u)
 {
-	switch (dtype) {
-	case COW_DTYPE_BOOL:
+	int bits = int_bits(dtype);
+	uint64_t m;
+
+	if (dtype == COW_DTYPE_BOOL)
 		return u != 0;
-	case COW_DTYPE_UINT8:
-		return (int64_t)(u & 0xff);
-	case COW_DTYPE_INT32:
-		return (int64_t)(int32_t)(uint32_t)u;
-	default:
+	if (bits == 64)
 		return (int64_t)u;
+	m = u & ((UINT64_C(1) << bits) - 1);
+	if (!tm_is_unsigned(dtype) && (m >> (bits - 1)))
+		return (int64_t)m - ((int64_t)1 << (bits - 1)) * 2;
+	return (int64_t)m;
+}
+
+/* A floating format: precision (with the implicit bit) and exponents. */
+struct fmt {
+	int p, emin, emax;
+};
+
+static struct fmt
+fmt_of(cow_dtype_t dtype)
+{
+	switch (dtype) {
+	case COW_DTYPE_FLOAT16:
+		return (struct fmt){11, -14, 15};
+	case COW_DTYPE_BFLOAT16:
+		return (struct fmt){8, -126, 127};
+	case COW_DTYPE_FLOAT32:
+	case COW_DTYPE_COMPLEX64:
+		return (struct fmt){24, -126, 127};
+	default:
+		return (struct fmt){53, -1022, 1023};
 	}
 }
 
-/* Floating to integer: truncation, saturation, NaN to 0. */
-static int64_t
-saturate(double x, double lo, double hi, int64_t ilo, int64_t ihi)
+/* The exact @x rounded to nearest, ties to even, in format @f: one ulp at
+ * @x's exponent (or the smallest subnormal's) is a power of two q, and
+ * rintl(x / q) * q is exact in long double. */
+static double
+round_fmt(struct fmt f, long double x)
 {
+	long double q, r, max;
+	int e;
+
+	if (isnan(x))
+		return (double)x;
+	if (isinf(x) || x == 0)
+		return (double)x;
+	(void)frexpl(fabsl(x), &e);   /* |x| in [2^(e-1), 2^e) */
+	e -= 1;
+	if (e < f.emin)
+		e = f.emin;
+	q = ldexpl(1.0L, e - (f.p - 1));
+	r = rintl(x / q) * q;
+	max = ldexpl(2.0L - ldexpl(1.0L, 1 - f.p), f.emax);
+	if (fabsl(r) > max)
+		return x < 0 ? -INFINITY : INFINITY;
+	return (double)r;
+}
+
+/* Floating to integer: truncation, saturation at the dtype's limits, NaN
+ * to 0 (in long double, which holds every limit exactly). */
+static int64_t
+saturate(cow_dtype_t dtype, long double x)
+{
+	int bits = int_bits(dtype);
+	long double lo, hi, t;
+
 	if (isnan(x))
 		return 0;
-	if (x <= lo)
-		return ilo;
-	if (x >= hi)
-		return ihi;
-	return (int64_t)x;
+	if (tm_is_unsigned(dtype)) {
+		lo = 0;
+		hi = ldexpl(1.0L, bits) - 1;
+	} else {
+		lo = -ldexpl(1.0L, bits - 1);
+		hi = ldexpl(1.0L, bits - 1) - 1;
+	}
+	t = truncl(x);
+	if (t < lo)
+		t = lo;
+	if (t > hi)
+		t = hi;
+	if (t >= ldexpl(1.0L, 63))
+		return (int64_t)(uint64_t)t;   /* uint64 above INT64_MAX */
+	return (int64_t)t;
+}
+
+/* The exact (re, im) value of any dtype to @dtype. */
+static tm_value_t
+from_exact(cow_dtype_t dtype, long double re, long double im)
+{
+	tm_value_t v = {0, 0.0, 0.0};
+
+	if (dtype == COW_DTYPE_BOOL)
+		v.i = re != 0 || im != 0; /* NaN != 0 */
+	else if (tm_is_float(dtype))
+		v.f = round_fmt(fmt_of(dtype), re);
+	else if (tm_is_complex(dtype)) {
+		v.f = round_fmt(fmt_of(dtype), re);
+		v.im = round_fmt(fmt_of(dtype), im);
+	} else
+		v.i = saturate(dtype, re);
+	return v;
 }
 
 tm_value_t
 tm_from_double(cow_dtype_t dtype, double x)
 {
-	tm_value_t v = {0, 0.0};
-
-	switch (dtype) {
-	case COW_DTYPE_BOOL:
-		v.i = x != 0.0 || isnan(x);
-		break;
-	case COW_DTYPE_UINT8:
-		v.i = saturate(x, 0.0, 255.0, 0, 255);
-		break;
-	case COW_DTYPE_INT32:
-		v.i = saturate(x, -2147483648.0, 2147483647.0, INT32_MIN,
-		    INT32_MAX);
-		break;
-	case COW_DTYPE_INT64:
-		/* 2^63 is the first double above INT64_MAX. */
-		v.i = saturate(x, -9223372036854775808.0,
-		    9223372036854775808.0, INT64_MIN, INT64_MAX);
-		break;
-	case COW_DTYPE_FLOAT32:
-		v.f = (float)x;
-		break;
-	default:
-		v.f = x;
-		break;
-	}
-	return v;
+	return from_exact(dtype, x, 0);
 }
 
 tm_value_t
 tm_from_int(cow_dtype_t dtype, int64_t x)
 {
-	tm_value_t v = {0, 0.0};
-
-	if (dtype == COW_DTYPE_FLOAT32)
-		v.f = (float)x; /* one rounding, from the integer */
-	else if (dtype == COW_DTYPE_FLOAT64)
-		v.f = (double)x;
-	else
-		v.i = wrap_int(dtype, (uint64_t)x);
-	return v;
+	if (tm_is_float(dtype) || tm_is_complex(dtype))
+		return from_exact(dtype, (long double)x, 0);
+	return (tm_value_t){wrap_int(dtype, (uint64_t)x), 0.0, 0.0};
 }
 
 tm_value_t
 tm_convert(cow_dtype_t from, tm_value_t v, cow_dtype_t to)
 {
-	return tm_is_float(from) ? tm_from_double(to, v.f) :
-	    tm_from_int(to, v.i);
+	if (tm_is_float(from) || tm_is_complex(from))
+		return from_exact(to, v.f, v.im);
+	if (from == COW_DTYPE_UINT64 && v.i < 0 &&
+	    (tm_is_float(to) || tm_is_complex(to)))
+		return from_exact(to, (long double)(uint64_t)v.i, 0);
+	return tm_from_int(to, v.i);
+}
+
+/* The precision the ops of @dtype compute in (ops.h): double for float64
+ * and complex128, float for the others (float16 and bfloat16 compute in
+ * float32, then round to the dtype). */
+static bool
+wide(cow_dtype_t dtype)
+{
+	return dtype == COW_DTYPE_FLOAT64 || dtype == COW_DTYPE_COMPLEX128;
+}
+
+/* a + b and a * b in that precision. In double they are C's double
+ * operations; in float, the exact long double result of two floats (or a
+ * 64-bit rounding of it, which rounds to the same float: 64 >= 2 * 24 + 2)
+ * rounded to float. */
+static double
+op_add(cow_dtype_t dtype, double a, double b)
+{
+	if (wide(dtype))
+		return a + b;
+	return round_fmt(fmt_of(COW_DTYPE_FLOAT32), (long double)a + b);
+}
+
+static double
+op_mul(cow_dtype_t dtype, double a, double b)
+{
+	if (wide(dtype))
+		return a * b;
+	return round_fmt(fmt_of(COW_DTYPE_FLOAT32), (long double)a * b);
 }
 
 tm_value_t
 tm_add(cow_dtype_t dtype, tm_value_t a, tm_value_t b)
 {
-	tm_value_t r = {0, 0.0};
+	tm_value_t r = {0, 0.0, 0.0};
 
 	if (dtype == COW_DTYPE_BOOL)
 		r.i = a.i || b.i;
-	else if (dtype == COW_DTYPE_FLOAT32)
-		r.f = (float)(a.f + b.f); /* exact in double, one rounding */
-	else if (dtype == COW_DTYPE_FLOAT64)
-		r.f = a.f + b.f;
-	else
+	else if (tm_is_float(dtype))
+		r.f = round_fmt(fmt_of(dtype), op_add(dtype, a.f, b.f));
+	else if (tm_is_complex(dtype)) {
+		r.f = op_add(dtype, a.f, b.f);
+		r.im = op_add(dtype, a.im, b.im);
+	} else
 		r.i = wrap_int(dtype, (uint64_t)a.i + (uint64_t)b.i);
 	return r;
 }
@@ -138,15 +268,22 @@ tm_add(cow_dtype_t dtype, tm_value_t a, tm_value_t b)
 tm_value_t
 tm_mul(cow_dtype_t dtype, tm_value_t a, tm_value_t b)
 {
-	tm_value_t r = {0, 0.0};
+	tm_value_t r = {0, 0.0, 0.0};
 
 	if (dtype == COW_DTYPE_BOOL)
 		r.i = a.i && b.i;
-	else if (dtype == COW_DTYPE_FLOAT32)
-		r.f = (float)(a.f * b.f);
-	else if (dtype == COW_DTYPE_FLOAT64)
-		r.f = a.f * b.f;
-	else
+	else if (tm_is_float(dtype))
+		r.f = round_fmt(fmt_of(dtype), op_mul(dtype, a.f, b.f));
+	else if (tm_is_complex(dtype)) {
+		/* (ac - bd) + (ad + bc)i, every step rounded (ops.h). */
+		double ac = op_mul(dtype, a.f, b.f);
+		double bd = op_mul(dtype, a.im, b.im);
+		double ad = op_mul(dtype, a.f, b.im);
+		double bc = op_mul(dtype, a.im, b.f);
+
+		r.f = op_add(dtype, ac, -bd);
+		r.im = op_add(dtype, ad, bc);
+	} else
 		r.i = wrap_int(dtype, (uint64_t)a.i * (uint64_t)b.i);
 	return r;
 }
@@ -154,29 +291,188 @@ tm_mul(cow_dtype_t dtype, tm_value_t a, tm_value_t b)
 tm_value_t
 tm_neg(cow_dtype_t dtype, tm_value_t a)
 {
-	tm_value_t r = {0, 0.0};
+	tm_value_t r = {0, 0.0, 0.0};
 
-	if (tm_is_float(dtype))
+	if (tm_is_float(dtype) || tm_is_complex(dtype)) {
 		r.f = -a.f;
-	else
+		r.im = -a.im;
+	} else
 		r.i = wrap_int(dtype, 0 - (uint64_t)a.i);
 	return r;
+}
+
+cow_dtype_t
+tm_sum_dtype(cow_dtype_t dtype)
+{
+	if (tm_is_float(dtype) || tm_is_complex(dtype))
+		return dtype;
+	if (tm_is_unsigned(dtype) && dtype != COW_DTYPE_UINT8)
+		return COW_DTYPE_UINT64;
+	return COW_DTYPE_INT64;
+}
+
+cow_dtype_t
+tm_sum_acc_dtype(cow_dtype_t dtype)
+{
+	if (dtype == COW_DTYPE_FLOAT16 || dtype == COW_DTYPE_BFLOAT16)
+		return COW_DTYPE_FLOAT32;
+	return tm_sum_dtype(dtype);
+}
+
+/* float16: 1 sign, 5 exponent (bias 15), 10 fraction bits. */
+static double
+f16_value(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double x;
+
+	if (e == 0x1f)
+		x = m != 0 ? NAN : INFINITY;
+	else if (e == 0)
+		x = ldexp(m, -24);
+	else
+		x = ldexp(m + 1024, e - 25);
+	return (h & 0x8000) ? -x : x;
+}
+
+static uint16_t
+f16_bits(double x)
+{
+	uint16_t s = signbit(x) ? 0x8000 : 0;
+	int e;
+	double m;
+
+	x = fabs(x);
+	if (isnan(x))
+		return s | 0x7e00;
+	if (isinf(x))
+		return s | 0x7c00;
+	if (x < 0x1p-14)                       /* zero or subnormal */
+		return s | (uint16_t)ldexp(x, 24);
+	m = frexp(x, &e);                      /* x = m * 2^e, m in [0.5, 1) */
+	return s | (uint16_t)((e + 14) << 10) |
+	    (uint16_t)(ldexp(m, 11) - 1024);
+}
+
+tm_value_t
+tm_decode(cow_dtype_t dtype, const void *p)
+{
+	tm_value_t v = {0, 0.0, 0.0};
+	const unsigned char *b = p;
+	uint64_t u = 0;
+	uint32_t w;
+	uint16_t h;
+	float f[2];
+	double d[2];
+	int n;
+
+	switch (dtype) {
+	case COW_DTYPE_FLOAT16:
+		memcpy(&h, b, 2);
+		v.f = f16_value(h);
+		break;
+	case COW_DTYPE_BFLOAT16:
+		memcpy(&h, b, 2);
+		w = (uint32_t)h << 16;         /* the top half of binary32 */
+		memcpy(f, &w, 4);
+		v.f = f[0];
+		break;
+	case COW_DTYPE_FLOAT32:
+		memcpy(f, b, 4);
+		v.f = f[0];
+		break;
+	case COW_DTYPE_FLOAT64:
+		memcpy(d, b, 8);
+		v.f = d[0];
+		break;
+	case COW_DTYPE_COMPLEX64:
+		memcpy(f, b, 8);
+		v.f = f[0];
+		v.im = f[1];
+		break;
+	case COW_DTYPE_COMPLEX128:
+		memcpy(d, b, 16);
+		v.f = d[0];
+		v.im = d[1];
+		break;
+	default:
+		/* Integers: little-endian bytes (x86), then wrapped (signed types
+		 * sign-extend, bool reads non-zero as true). */
+		n = (int)tm_dtype_size(dtype);
+		for (int k = n - 1; k >= 0; k--)
+			u = u << 8 | b[k];
+		v.i = wrap_int(dtype, u);
+		break;
+	}
+	return v;
+}
+
+void
+tm_encode(cow_dtype_t dtype, void *p, tm_value_t v)
+{
+	unsigned char *b = p;
+	uint16_t h;
+	uint32_t w;
+	float f[2];
+	double d[2] = {v.f, v.im};
+
+	switch (dtype) {
+	case COW_DTYPE_FLOAT16:
+		h = f16_bits(v.f);
+		memcpy(b, &h, 2);
+		break;
+	case COW_DTYPE_BFLOAT16:
+		f[0] = (float)v.f;             /* exact: a bfloat16 value */
+		memcpy(&w, f, 4);
+		h = (uint16_t)(w >> 16);
+		memcpy(b, &h, 2);
+		break;
+	case COW_DTYPE_FLOAT32:
+		f[0] = (float)v.f;
+		memcpy(b, f, 4);
+		break;
+	case COW_DTYPE_FLOAT64:
+		memcpy(b, d, 8);
+		break;
+	case COW_DTYPE_COMPLEX64:
+		f[0] = (float)v.f;
+		f[1] = (float)v.im;
+		memcpy(b, f, 8);
+		break;
+	case COW_DTYPE_COMPLEX128:
+		memcpy(b, d, 16);
+		break;
+	default:
+		for (int k = 0; k < (int)tm_dtype_size(dtype); k++)
+			b[k] = (unsigned char)((uint64_t)v.i >> (8 * k));
+		break;
+	}
 }
 
 bool
 tm_equal_elem(cow_dtype_t dtype, tm_value_t a, tm_value_t b)
 {
-	return tm_is_float(dtype) ? a.f == b.f : a.i == b.i;
+	if (tm_is_float(dtype) || tm_is_complex(dtype))
+		return a.f == b.f && a.im == b.im;
+	return a.i == b.i;
+}
+
+static bool
+same_double(double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return isnan(a) && isnan(b);
+	return a == b && signbit(a) == signbit(b);
 }
 
 bool
 tm_same(cow_dtype_t dtype, tm_value_t a, tm_value_t b)
 {
-	if (!tm_is_float(dtype))
-		return a.i == b.i;
-	if (isnan(a.f) || isnan(b.f))
-		return isnan(a.f) && isnan(b.f);
-	return a.f == b.f && signbit(a.f) == signbit(b.f);
+	if (tm_is_float(dtype))
+		return same_double(a.f, b.f);
+	if (tm_is_complex(dtype))
+		return same_double(a.f, b.f) && same_double(a.im, b.im);
+	return a.i == b.i;
 }
 
 int64_t

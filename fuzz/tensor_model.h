@@ -5,9 +5,13 @@
  * clone copies the whole base array, and a write through a view writes the
  * base array, which every other view of it then reads.
  *
- * Values are exact: bool and integer elements are kept as int64_t, floating
- * ones as double (float32 ones rounded to float). Written from the headers
- * (tensor.h, ops.h) alone, without looking at runtime/tensor/.
+ * Values are exact: bool and integer elements are kept as int64_t (modulo
+ * 2^64: a uint64 above INT64_MAX is held by its bits), floating ones as
+ * double (float16, bfloat16 and float32 ones rounded to the dtype), complex
+ * ones as two doubles. Written from the headers (dtype.h, tensor.h, ops.h)
+ * alone, without looking at runtime/tensor/: rounding to a floating dtype
+ * here scales the exact value (in long double, which holds every int64 and
+ * uint64) by a power of two and rounds it to an integer with rintl().
  */
 #ifndef COW_FUZZ_TENSOR_MODEL_H
 #define COW_FUZZ_TENSOR_MODEL_H
@@ -25,8 +29,9 @@
 #define TM_S(st) (1u << -(st))
 
 typedef struct tm_value {
-	int64_t i; /* bool and integer dtypes */
-	double f;  /* float32 and float64 */
+	int64_t i;  /* bool and integer dtypes (uint64: its bits) */
+	double f;   /* floating dtypes; complex: the real part */
+	double im;  /* complex: the imaginary part */
 } tm_value_t;
 
 struct tm_layout {
@@ -55,7 +60,9 @@ struct tm_model {
 };
 
 /* Values and the conversion and arithmetic rules of ops.h. */
-bool tm_is_float(cow_dtype_t dtype);
+bool tm_is_float(cow_dtype_t dtype);     /* real floating */
+bool tm_is_complex(cow_dtype_t dtype);
+bool tm_is_unsigned(cow_dtype_t dtype);  /* uint8 .. uint64 (not bool) */
 bool tm_dtype_valid(int dtype);
 int64_t tm_dtype_size(cow_dtype_t dtype);
 tm_value_t tm_from_double(cow_dtype_t dtype, double x);
@@ -64,8 +71,16 @@ tm_value_t tm_convert(cow_dtype_t from, tm_value_t v, cow_dtype_t to);
 tm_value_t tm_add(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
 tm_value_t tm_mul(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
 tm_value_t tm_neg(cow_dtype_t dtype, tm_value_t a);
+/* The dtype of a sum of @dtype, and the dtype it accumulates in (float32
+ * for float16 and bfloat16, rounded once at the end: tm_convert). */
+cow_dtype_t tm_sum_dtype(cow_dtype_t dtype);
+cow_dtype_t tm_sum_acc_dtype(cow_dtype_t dtype);
 /* cow_tensor_equal's element rule (NaN unequal, -0 == 0). */
 bool tm_equal_elem(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
+/* An element as stored in memory (dtype.h's layouts), and back (@v must be
+ * a value of @dtype). */
+tm_value_t tm_decode(cow_dtype_t dtype, const void *p);
+void tm_encode(cow_dtype_t dtype, void *p, tm_value_t v);
 /* The same value (bit for bit; any NaN matches any NaN). */
 bool tm_same(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
 

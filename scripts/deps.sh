@@ -35,6 +35,7 @@ all)
 		libclang-rt-dev           # sanitizers and libFuzzer for clang
 		valgrind spin             # memcheck, protocol model checking
 		python3                   # embedding test (ctypes)
+		python3-numpy             # tests/dtype: dtype rules against NumPy
 		g++                       # install test: a C++ consumer
 		gnuplot-nox               # benchmark charts
 	)

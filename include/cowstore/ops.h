@@ -29,23 +29,42 @@
  * operand to the destination's shape and never change the destination's
  * shape.
  *
- * Dtypes: binary ops require both operands to have the same dtype
- * (COW_EDTYPE otherwise; there is no type promotion). Integer arithmetic
- * wraps modulo 2^bits. For bool, add is logical or and mul is logical and;
- * neg of bool is refused (COW_EDTYPE).
+ * Dtypes (NumPy's rules, docs/tensor.md): binary ops require both operands
+ * to have the same dtype (COW_EDTYPE otherwise; there is no type
+ * promotion).
+ * - Integers (int8 to uint64) wrap modulo 2^bits; neg of an unsigned
+ *   integer wraps too (-1 of uint8 is 255).
+ * - bool: add is logical or, mul is logical and; neg is refused
+ *   (COW_EDTYPE).
+ * - float32 and float64: IEEE arithmetic in the dtype.
+ * - float16 and bfloat16: each op computes in float32 and rounds the result
+ *   to the dtype (NumPy's float16 rule).
+ * - complex64 and complex128: add and neg componentwise; mul is (ac - bd) +
+ *   (ad + bc)i with every product and sum rounded to the component type
+ *   (NumPy's loop, not C's Annex G multiplication: no special handling of
+ *   infinities).
  *
- * Conversions (cow_tensor_copy_, scalars, element setters):
+ * Conversions (cow_tensor_copy_, scalars, element setters, cow_tensor_full):
  * - within one dtype, copy_ copies the bytes unchanged (a bool byte other
  *   than 0 or 1, read from a caller's memory, stays as it is);
- * - to bool: non-zero (NaN included) is true;
- * - integer to integer: modulo 2^bits (two's complement);
- * - floating to integer: truncation toward zero, saturating at the type's
- *   limits, NaN gives 0;
- * - to floating: the nearest representable value (float64 to float32
- *   overflows to +/-infinity).
+ * - to bool: non-zero is true (NaN is true; complex: either part non-zero);
+ * - integer to integer, any widths and signs: modulo 2^bits, exact (a
+ *   uint64 above INT64_MAX keeps its bits through uint64 or int64);
+ * - floating to integer: truncation toward zero, saturating at the target's
+ *   limits (uint64: [0, 2^64 - 1]; negative values give 0 for unsigned
+ *   targets), NaN gives 0 (NumPy leaves out-of-range values undefined);
+ * - to floating (float16, bfloat16, float32, float64): the nearest
+ *   representable value, ties to even, rounded once from the exact source
+ *   value (int64 and uint64 exactly; float64 to float16 or bfloat16
+ *   directly), overflowing to +/-infinity, with subnormals; a NaN stays a
+ *   NaN with its sign (quiet);
+ * - complex to real: the real part (the imaginary part is discarded, as
+ *   NumPy does); real to complex: (value, 0); complex64 <-> complex128 part
+ *   by part.
  * Scalars are passed as double and converted to the tensor's dtype first, so
- * int64 scalars beyond 2^53 are rounded; copy from an int64 tensor (or use
- * cow_tensor_set_i64) for exact large integers.
+ * int64 and uint64 scalars beyond 2^53 are rounded; copy from an integer
+ * tensor (or use cow_tensor_set_i64) for exact large integers. A scalar is
+ * real: added to or multiplied with a complex tensor it is (value, 0).
  *
  * Thread-safety: an op is a read of each input and a write of its output
  * (storage.h contract). Errors: COW_EINVAL (NULL argument), COW_ESHAPE
@@ -125,7 +144,7 @@ COW_API cow_status_t cow_tensor_mul(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);
 
 /**
- * cow_tensor_neg - -a (integers wrap).
+ * cow_tensor_neg - -a (integers wrap, unsigned ones included).
  * Ownership: *out holds one reference. Thread-safety: a read of @a.
  * Errors: COW_EINVAL (NULL), COW_EDTYPE for bool, COW_ENOMEM.
  */
@@ -133,9 +152,13 @@ COW_API cow_status_t cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out);
 
 /**
  * cow_tensor_sum - the sum of every element, as a 0-dimensional tensor.
- * Result dtype: int64 for bool and integer inputs (wrapping), the input's
- * dtype for floating inputs (accumulated in that dtype, in index order).
- * The sum of no elements is 0.
+ * Result dtype: int64 for bool, int8, int16, int32, int64 and uint8; uint64
+ * for uint16, uint32 and uint64 (both wrapping modulo 2^64); the input's
+ * dtype for floating and complex inputs: float32, float64, complex64 and
+ * complex128 accumulate in that dtype, in index order; float16 and bfloat16
+ * accumulate in float32, in index order, and round once at the end (into a
+ * float32 scratch of the result's shape, from the same allocator). The sum
+ * of no elements is 0.
  * Ownership: *out holds one reference. Thread-safety: a read of @a.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM.
  */
@@ -147,8 +170,9 @@ COW_API cow_status_t cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out);
  * Ownership: *out holds one reference. Thread-safety: a read of @a.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (dim), COW_EOVERFLOW (the result's
  * size overflows or exceeds COW_STORAGE_MAX_NBYTES: e.g. @a is empty only
- * through dimension @dim and its other sizes are huge, or the int64 result
- * of a narrower integer or bool input is too large), COW_ENOMEM.
+ * through dimension @dim and its other sizes are huge, or the 64-bit result
+ * of a narrower integer or bool input, or the float32 scratch of a float16
+ * or bfloat16 input, is too large), COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
     bool keepdim, cow_tensor_t **out);
@@ -156,7 +180,8 @@ COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
 /**
  * cow_tensor_equal - *out = true when @a and @b have the same sizes and
  * every element is equal (NaN is not equal to anything; -0.0 equals 0.0;
- * bools compare as true/false). Different sizes give false. Strides and
+ * complex values are equal when both parts are; bools compare as
+ * true/false). Different sizes give false. Strides and
  * storages do not matter.
  * Ownership: none (fills *out). Thread-safety: a read of both.
  * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ).

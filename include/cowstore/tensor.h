@@ -314,8 +314,11 @@ COW_API cow_status_t cow_tensor_unpin(cow_tensor_t *t);
  * cow_tensor_get_f64 / cow_tensor_get_i64 - read the element at @index
  * (ndim entries; each may be negative, counting from the end; NULL for a
  * scalar). A read: never materialises. get_f64 converts integers to double
- * (int64 values beyond 2^53 are rounded); get_i64 converts floating values as
- * cow_tensor_copy_() does (truncation, saturation, NaN to 0).
+ * (int64 and uint64 values beyond 2^53 are rounded to nearest) and gives the
+ * real part of a complex element; get_i64 converts floating values as
+ * cow_tensor_copy_() does (truncation, saturation to int64, NaN to 0; the
+ * real part of a complex element) and gives a uint64 element's bits as
+ * int64 (modulo 2^64: values above INT64_MAX come out negative).
  * Ownership: none (fills *out; @index is only read).
  * Thread-safety: a read of the tensor's storage.
  * Errors: COW_EINVAL (NULL t or out, NULL index with ndim > 0),
@@ -328,7 +331,10 @@ COW_API cow_status_t cow_tensor_get_i64(const cow_tensor_t *t,
 
 /**
  * cow_tensor_set_f64 / cow_tensor_set_i64 - write one element, converted to
- * the tensor's dtype as cow_tensor_copy_() converts. A write: materialises a
+ * the tensor's dtype as cow_tensor_copy_() converts (ops.h): set_i64 into
+ * any integer dtype is modulo 2^bits (into uint64: the value modulo 2^64,
+ * so -1 gives 2^64 - 1), into a floating dtype rounded once from the exact
+ * integer; into a complex dtype the value is (value, 0). A write: materialises a
  * COW storage. Writing one element of an expanded view is allowed (it
  * changes every element that shares its memory).
  * Ownership: none. Thread-safety: a write on the tensor's storage.

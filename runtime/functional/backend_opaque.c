@@ -214,31 +214,47 @@ o_bstrides(const struct cow__fval *v, int ndim, const int64_t *sizes,
 	    "functional");
 }
 
+/* @x rounded to the precision the ops of @dtype compute in (ops.h):
+ * double for float64 and complex128, float for the other floating dtypes
+ * (float16 and bfloat16 compute in float, then round to the dtype). */
+static double
+o_round(cow_dtype_t dtype, double x)
+{
+	if (dtype == COW_DTYPE_FLOAT64 || dtype == COW_DTYPE_COMPLEX128)
+		return x;
+	return cow__f64_to_f32(x);
+}
+
 /* One element of @op over @dtype (ops.h: integers wrap, bool add is or,
- * bool mul is and, floating ops round to the dtype). */
+ * bool mul is and, floating ops round to the dtype). Values come exact
+ * from cow__load(); a sum or product of two floats is exact or rounds to
+ * the float result when computed in double and rounded once to float. */
 static void
 o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
     const void *y)
 {
+	cow__value_t a = cow__load(dtype, x), b = cow__load(dtype, y), r = a;
+
 	if (dtype == COW_DTYPE_BOOL) {
-		bool a = cow__load_i64(dtype, x) != 0;
-		bool b = cow__load_i64(dtype, y) != 0;
-
-		cow__store_i64(dtype, dst, op == COW__BINOP_ADD ? (a || b) :
-		    (a && b));
-	} else if (cow__dtype_is_float(dtype)) {
-		double a = cow__load_f64(dtype, x), b = cow__load_f64(dtype, y);
-
-		/* Exact in double, then one rounding to float32: the same as
-		 * float arithmetic for + and *. */
-		cow__store_f64(dtype, dst, op == COW__BINOP_ADD ? a + b : a * b);
+		r.u = op == COW__BINOP_ADD ? (a.u || b.u) : (a.u && b.u);
+	} else if (a.kind != COW__VALUE_FLOAT) {
+		r.u = op == COW__BINOP_ADD ? a.u + b.u : a.u * b.u;
+	} else if (op == COW__BINOP_ADD) {
+		r.re = o_round(dtype, a.re + b.re);
+		r.im = o_round(dtype, a.im + b.im);
+	} else if (!cow__dtype_is_complex(dtype)) {
+		r.re = o_round(dtype, a.re * b.re);
 	} else {
-		uint64_t a = (uint64_t)cow__load_i64(dtype, x);
-		uint64_t b = (uint64_t)cow__load_i64(dtype, y);
+		/* (ac - bd) + (ad + bc)i, every step rounded. */
+		double ac = o_round(dtype, a.re * b.re);
+		double bd = o_round(dtype, a.im * b.im);
+		double ad = o_round(dtype, a.re * b.im);
+		double bc = o_round(dtype, a.im * b.re);
 
-		cow__store_i64(dtype, dst, (int64_t)(op == COW__BINOP_ADD ?
-		    a + b : a * b));
+		r.re = o_round(dtype, ac - bd);
+		r.im = o_round(dtype, ad + bc);
 	}
+	cow__store(dtype, dst, r);
 }
 
 static cow_status_t
@@ -299,14 +315,13 @@ o_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 		return st;
 	is = (int64_t)r->itemsize;
 	for (int64_t k = 0; k < r->numel; k++) {
-		const char *x = a->data + k * is;
+		cow__value_t x = cow__load(a->dtype, a->data + k * is);
 
-		if (cow__dtype_is_float(a->dtype))
-			cow__store_f64(a->dtype, r->data + k * is,
-			    -cow__load_f64(a->dtype, x));
-		else
-			cow__store_i64(a->dtype, r->data + k * is, (int64_t)
-			    (0 - (uint64_t)cow__load_i64(a->dtype, x)));
+		/* Negation is exact; integers wrap modulo 2^bits. */
+		x.u = 0 - x.u;
+		x.re = -x.re;
+		x.im = -x.im;
+		cow__store(a->dtype, r->data + k * is, x);
 	}
 	*out = r;
 	return COW_OK;
@@ -348,14 +363,25 @@ o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 {
 	int64_t idx[COW__FN_MAXD] = {0}, rs[COW__FN_MAXD], own[COW__FN_MAXD];
 	cow_dtype_t dt = cow__sum_dtype(a->dtype);
+	cow__value_t zero = {COW__VALUE_INT, 0, 0.0, 0.0}, *acc = NULL;
 	struct cow__fval *r;
 	cow_status_t st;
+	size_t nacc;
 	int k = 0;
 
 	if ((st = o_new(a->alloc, dt, ndim, sizes, &r, func)) != COW_OK)
 		return st;
-	if (r->nbytes > 0)
-		memset(r->data, 0, r->nbytes);
+	/* One exact accumulator per result element, rounded to the dtype
+	 * at the end. */
+	nacc = (size_t)r->numel * sizeof *acc;
+	if (r->numel > 0 && (acc = cow__alloc(a->alloc, nacc, func)) == NULL) {
+		cow__fval_release(r);
+		return COW_ENOMEM;
+	}
+	if (cow__dtype_is_float(dt) || cow__dtype_is_complex(dt))
+		zero.kind = COW__VALUE_FLOAT;
+	for (int64_t n = 0; n < r->numel; n++)
+		acc[n] = zero;
 	/* Output position of each input dimension: 0 when reduced. */
 	cow__contiguous_strides(ndim, sizes, own);
 	for (int d = 0; d < a->ndim; d++) {
@@ -366,22 +392,24 @@ o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 		if (!reduced || kept)
 			k++;
 	}
-	/* Accumulate in input row-major order, in the result dtype (float32
-	 * rounds after every addition). */
+	/* Accumulate in input row-major order: integers modulo 2^64,
+	 * floating values rounded after every addition to the precision of
+	 * the dtype's ops (float for float16 and bfloat16, whose result is
+	 * rounded once at the end). */
 	for (int64_t n = 0; n < a->numel; n++) {
-		char *acc = r->data + dot(a->ndim, idx, rs) *
-		    (int64_t)r->itemsize;
-		const char *x = a->data + n * (int64_t)a->itemsize;
+		cow__value_t *s = &acc[dot(a->ndim, idx, rs)];
+		cow__value_t x = cow__load(a->dtype,
+		    a->data + n * (int64_t)a->itemsize);
 
-		if (cow__dtype_is_float(dt))
-			cow__store_f64(dt, acc, cow__load_f64(dt, acc) +
-			    cow__load_f64(a->dtype, x));
-		else
-			cow__store_i64(dt, acc, (int64_t)
-			    ((uint64_t)cow__load_i64(dt, acc) +
-			    (uint64_t)cow__load_i64(a->dtype, x)));
+		s->u += x.u;
+		s->re = o_round(dt, s->re + x.re);
+		s->im = o_round(dt, s->im + x.im);
 		next_index(a->ndim, a->sizes, idx);
 	}
+	for (int64_t n = 0; n < r->numel; n++)
+		cow__store(dt, r->data + n * (int64_t)r->itemsize, acc[n]);
+	if (r->numel > 0)
+		cow__free(a->alloc, acc, nacc);
 	*out = r;
 	return COW_OK;
 }
@@ -397,22 +425,18 @@ o_equal(struct cow__fval *a, struct cow__fval *b, bool *out,
 	for (int d = 0; eq && d < a->ndim; d++)
 		eq = a->sizes[d] == b->sizes[d];
 	for (int64_t k = 0; eq && k < a->numel; k++) {
-		const char *x = a->data + k * is, *y = b->data + k * is;
+		cow__value_t x = cow__load(a->dtype, a->data + k * is);
+		cow__value_t y = cow__load(b->dtype, b->data + k * is);
 
-		if (cow__dtype_is_float(a->dtype))
-			eq = cow__load_f64(a->dtype, x) ==
-			    cow__load_f64(a->dtype, y);
-		else if (a->dtype == COW_DTYPE_BOOL)
-			eq = (cow__load_i64(a->dtype, x) != 0) ==
-			    (cow__load_i64(a->dtype, y) != 0);
+		/* Bools load as 0 or 1; NaN is unequal, -0 == 0. */
+		if (x.kind == COW__VALUE_FLOAT)
+			eq = x.re == y.re && x.im == y.im;
 		else
-			eq = cow__load_i64(a->dtype, x) ==
-			    cow__load_i64(a->dtype, y);
+			eq = x.u == y.u;
 	}
 	*out = eq;
 	return COW_OK;
 }
-
 static const char *
 o_element(struct cow__fval *v, const int64_t *index)
 {

@@ -227,7 +227,7 @@ cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 {
 	cow_status_t st;
 	int64_t off;
-	char *p;
+	char *p = NULL; /* set on success (gcc -O2 cannot tell) */
 
 	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)
@@ -244,7 +244,7 @@ cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 {
 	cow_status_t st;
 	int64_t off;
-	char *p;
+	char *p = NULL; /* set on success (gcc -O2 cannot tell) */
 
 	COW__RETURN_IF_NULL(t);
 	if (t->ext != NULL)

@@ -1,28 +1,42 @@
 /*
  * dtype.c - element sizes, names and conversions (rules in ops.h). Every
  * conversion is defined for every input: float-to-integer conversions
- * saturate instead of invoking undefined behaviour, and integer narrowing
- * goes through the unsigned type of the target width (modulo 2^bits).
+ * saturate instead of invoking undefined behaviour, and integers are
+ * carried as 64-bit two's complement bits, which a store truncates to the
+ * target's width (modulo 2^bits). Float16 and bfloat16 rounding is in
+ * half.c.
  */
 #include <math.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "tensor/dtype.h"
+#include "tensor/half.h"
 
 size_t
 cow_dtype_size(cow_dtype_t dtype)
 {
 	switch (dtype) {
 	case COW_DTYPE_BOOL:
+	case COW_DTYPE_INT8:
 	case COW_DTYPE_UINT8:
 		return 1;
+	case COW_DTYPE_INT16:
+	case COW_DTYPE_UINT16:
+	case COW_DTYPE_FLOAT16:
+	case COW_DTYPE_BFLOAT16:
+		return 2;
 	case COW_DTYPE_INT32:
+	case COW_DTYPE_UINT32:
 	case COW_DTYPE_FLOAT32:
 		return 4;
 	case COW_DTYPE_INT64:
+	case COW_DTYPE_UINT64:
 	case COW_DTYPE_FLOAT64:
+	case COW_DTYPE_COMPLEX64:
 		return 8;
+	case COW_DTYPE_COMPLEX128:
+		return 16;
 	}
 	return 0;
 }
@@ -37,6 +51,15 @@ cow_dtype_name(cow_dtype_t dtype)
 	case COW_DTYPE_INT64: return "int64";
 	case COW_DTYPE_FLOAT32: return "float32";
 	case COW_DTYPE_FLOAT64: return "float64";
+	case COW_DTYPE_INT8: return "int8";
+	case COW_DTYPE_INT16: return "int16";
+	case COW_DTYPE_UINT16: return "uint16";
+	case COW_DTYPE_UINT32: return "uint32";
+	case COW_DTYPE_UINT64: return "uint64";
+	case COW_DTYPE_FLOAT16: return "float16";
+	case COW_DTYPE_BFLOAT16: return "bfloat16";
+	case COW_DTYPE_COMPLEX64: return "complex64";
+	case COW_DTYPE_COMPLEX128: return "complex128";
 	}
 	return "unknown";
 }
@@ -50,159 +73,323 @@ cow__dtype_check(cow_dtype_t dtype, const char *func)
 	return COW_OK;
 }
 
-/* Truncate toward zero and clamp to [lo, hi]; NaN gives 0. lo and hi are
- * exactly representable as doubles (or, for INT64_MAX, rounded up to 2^63,
- * which the >= comparison handles). */
-static int64_t
-f64_to_int(double v, double lo, double hi, int64_t ilo, int64_t ihi)
+/*
+ * Truncate @x toward zero and saturate to the integers of @bits bits
+ * (signed when @sgn); NaN gives 0. Returns the two's complement bits. The
+ * bounds (2^(bits-1) and 2^bits) are exact doubles; a value strictly
+ * between them truncates to an integer in range, which C converts without
+ * undefined behaviour.
+ */
+static uint64_t
+f64_to_int_bits(double x, int bits, bool sgn)
 {
-	if (isnan(v))
+	uint64_t half = (uint64_t)1 << (bits - 1);
+	double top = (double)half;
+
+	if (isnan(x))
 		return 0;
-	if (v <= lo)
-		return ilo;
-	if (v >= hi)
-		return ihi;
-	return (int64_t)v;
+	if (sgn) {
+		if (x <= -top)
+			return (uint64_t)0 - half;
+		if (x >= top)
+			return half - 1;
+		return (uint64_t)(int64_t)x;
+	}
+	if (x <= 0.0)
+		return 0;
+	if (x >= 2.0 * top)
+		return half - 1 + half;
+	return (uint64_t)x;
 }
 
-int64_t
-cow__load_i64(cow_dtype_t dtype, const void *p)
+float
+cow__f64_to_f32(double x)
 {
+	/* Round to nearest; a magnitude from FLT_MAX + half an ulp (2^128 -
+	 * 2^103) up rounds to infinity. Done here because C leaves the
+	 * out-of-range conversion undefined. */
+	if (x >= 0x1.ffffffp+127)
+		return INFINITY;
+	if (x <= -0x1.ffffffp+127)
+		return -INFINITY;
+	return (float)x;
+}
+
+/* load() and store() are always inlined: with a constant dtype each folds
+ * to one case, so cow__convert_n()'s loops have no switch and no call per
+ * element. cow__load() and cow__store() wrap them. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE cow__value_t
+load(cow_dtype_t dtype, const void *p)
+{
+	cow__value_t v = {COW__VALUE_INT, 0, 0.0, 0.0};
 	uint8_t u8;
+	int8_t i8;
+	uint16_t u16;
+	int16_t i16;
+	uint32_t u32;
 	int32_t i32;
 	int64_t i64;
-	float f32;
-	double f64;
+	float f32[2];
+	double f64[2];
 
 	switch (dtype) {
 	case COW_DTYPE_BOOL:
 		memcpy(&u8, p, 1);
-		return u8 != 0;
+		v.kind = COW__VALUE_UINT;
+		v.u = u8 != 0;
+		break;
 	case COW_DTYPE_UINT8:
 		memcpy(&u8, p, 1);
-		return u8;
+		v.kind = COW__VALUE_UINT;
+		v.u = u8;
+		break;
+	case COW_DTYPE_UINT16:
+		memcpy(&u16, p, 2);
+		v.kind = COW__VALUE_UINT;
+		v.u = u16;
+		break;
+	case COW_DTYPE_UINT32:
+		memcpy(&u32, p, 4);
+		v.kind = COW__VALUE_UINT;
+		v.u = u32;
+		break;
+	case COW_DTYPE_UINT64:
+		memcpy(&v.u, p, 8);
+		v.kind = COW__VALUE_UINT;
+		break;
+	case COW_DTYPE_INT8:
+		memcpy(&i8, p, 1);
+		v.u = (uint64_t)(int64_t)i8;
+		break;
+	case COW_DTYPE_INT16:
+		memcpy(&i16, p, 2);
+		v.u = (uint64_t)(int64_t)i16;
+		break;
 	case COW_DTYPE_INT32:
 		memcpy(&i32, p, 4);
-		return i32;
+		v.u = (uint64_t)(int64_t)i32;
+		break;
 	case COW_DTYPE_INT64:
 		memcpy(&i64, p, 8);
-		return i64;
+		v.u = (uint64_t)i64;
+		break;
+	case COW_DTYPE_FLOAT16:
+		memcpy(&u16, p, 2);
+		v = cow__value_f64(cow__f16_to_f32(u16));
+		break;
+	case COW_DTYPE_BFLOAT16:
+		memcpy(&u16, p, 2);
+		v = cow__value_f64(cow__bf16_to_f32(u16));
+		break;
 	case COW_DTYPE_FLOAT32:
-		memcpy(&f32, p, 4);
-		return f64_to_int(f32, -9223372036854775808.0,
-		    9223372036854775808.0, INT64_MIN, INT64_MAX);
+		memcpy(f32, p, 4);
+		v = cow__value_f64(f32[0]);
+		break;
 	case COW_DTYPE_FLOAT64:
-		memcpy(&f64, p, 8);
-		return f64_to_int(f64, -9223372036854775808.0,
-		    9223372036854775808.0, INT64_MIN, INT64_MAX);
+		memcpy(f64, p, 8);
+		v = cow__value_f64(f64[0]);
+		break;
+	case COW_DTYPE_COMPLEX64:
+		memcpy(f32, p, 8);
+		v = cow__value_f64(f32[0]);
+		v.im = f32[1];
+		break;
+	case COW_DTYPE_COMPLEX128:
+		memcpy(f64, p, 16);
+		v = cow__value_f64(f64[0]);
+		v.im = f64[1];
+		break;
 	}
-	return 0;
+	return v;
 }
 
 double
-cow__load_f64(cow_dtype_t dtype, const void *p)
+cow__value_to_f64(cow__value_t v)
 {
-	float f32;
-	double f64;
-
-	switch (dtype) {
-	case COW_DTYPE_FLOAT32:
-		memcpy(&f32, p, 4);
-		return f32;
-	case COW_DTYPE_FLOAT64:
-		memcpy(&f64, p, 8);
-		return f64;
-	default:
-		return (double)cow__load_i64(dtype, p);
+	switch (v.kind) {
+	case COW__VALUE_INT:
+		return (double)(int64_t)v.u;
+	case COW__VALUE_UINT:
+		return (double)v.u;
+	case COW__VALUE_FLOAT:
+		break;
 	}
+	return v.re;
 }
 
-void
-cow__store_i64(cow_dtype_t dtype, void *p, int64_t v)
+int64_t
+cow__value_to_i64(cow__value_t v)
+{
+	if (v.kind == COW__VALUE_FLOAT)
+		return (int64_t)f64_to_int_bits(v.re, 64, true);
+	return (int64_t)v.u;
+}
+
+/* The bits of an integer of @bits bits (signed when @sgn) holding @v. */
+static uint64_t
+int_bits(cow__value_t v, int bits, bool sgn)
+{
+	return v.kind == COW__VALUE_FLOAT ? f64_to_int_bits(v.re, bits, sgn) :
+	    v.u;
+}
+
+/* A real value rounded once to float32 or float64; integers exactly. */
+static float
+real_f32(cow__value_t v)
+{
+	bool neg = v.kind == COW__VALUE_INT && (int64_t)v.u < 0;
+
+	if (v.kind == COW__VALUE_FLOAT)
+		return cow__f64_to_f32(v.re);
+	return cow__f32_from_int(neg, neg ? (uint64_t)0 - v.u : v.u);
+}
+
+static double
+real_f64(cow__value_t v)
+{
+	return cow__value_to_f64(v);
+}
+
+static uint16_t
+real_f16(cow__value_t v, bool bf)
+{
+	bool neg = v.kind == COW__VALUE_INT && (int64_t)v.u < 0;
+	uint64_t mag = neg ? (uint64_t)0 - v.u : v.u;
+
+	if (v.kind == COW__VALUE_FLOAT)
+		return bf ? cow__bf16_from_f64(v.re) : cow__f16_from_f64(v.re);
+	return bf ? cow__bf16_from_int(neg, mag) : cow__f16_from_int(neg, mag);
+}
+
+ALWAYS_INLINE void
+store(cow_dtype_t dtype, void *p, cow__value_t v)
 {
 	uint8_t u8;
+	uint16_t u16;
 	uint32_t u32;
-	float f32;
-	double f64;
+	uint64_t u64;
+	float f32[2];
+	double f64[2];
 
 	switch (dtype) {
 	case COW_DTYPE_BOOL:
-		u8 = v != 0;
+		/* NaN != 0 holds: NaN is true. */
+		u8 = v.kind == COW__VALUE_FLOAT ? v.re != 0.0 || v.im != 0.0 :
+		    v.u != 0;
 		memcpy(p, &u8, 1);
 		break;
+	case COW_DTYPE_INT8:
 	case COW_DTYPE_UINT8:
-		u8 = (uint8_t)(uint64_t)v;
+		u8 = (uint8_t)int_bits(v, 8, dtype == COW_DTYPE_INT8);
 		memcpy(p, &u8, 1);
+		break;
+	case COW_DTYPE_INT16:
+	case COW_DTYPE_UINT16:
+		u16 = (uint16_t)int_bits(v, 16, dtype == COW_DTYPE_INT16);
+		memcpy(p, &u16, 2);
 		break;
 	case COW_DTYPE_INT32:
-		/* Modulo 2^32, stored as the two's complement bit pattern. */
-		u32 = (uint32_t)(uint64_t)v;
+	case COW_DTYPE_UINT32:
+		u32 = (uint32_t)int_bits(v, 32, dtype == COW_DTYPE_INT32);
 		memcpy(p, &u32, 4);
 		break;
 	case COW_DTYPE_INT64:
-		memcpy(p, &v, 8);
+	case COW_DTYPE_UINT64:
+		u64 = int_bits(v, 64, dtype == COW_DTYPE_INT64);
+		memcpy(p, &u64, 8);
+		break;
+	case COW_DTYPE_FLOAT16:
+	case COW_DTYPE_BFLOAT16:
+		u16 = real_f16(v, dtype == COW_DTYPE_BFLOAT16);
+		memcpy(p, &u16, 2);
 		break;
 	case COW_DTYPE_FLOAT32:
-		f32 = (float)v;
-		memcpy(p, &f32, 4);
+		f32[0] = real_f32(v);
+		memcpy(p, f32, 4);
 		break;
 	case COW_DTYPE_FLOAT64:
-		f64 = (double)v;
-		memcpy(p, &f64, 8);
+		f64[0] = real_f64(v);
+		memcpy(p, f64, 8);
+		break;
+	case COW_DTYPE_COMPLEX64:
+		f32[0] = real_f32(v);
+		f32[1] = cow__f64_to_f32(v.im);
+		memcpy(p, f32, 8);
+		break;
+	case COW_DTYPE_COMPLEX128:
+		f64[0] = real_f64(v);
+		f64[1] = v.im;
+		memcpy(p, f64, 16);
 		break;
 	}
 }
 
-void
-cow__store_f64(cow_dtype_t dtype, void *p, double v)
+cow__value_t
+cow__load(cow_dtype_t dtype, const void *p)
 {
-	uint8_t u8;
-	int32_t i32;
-	int64_t i64;
-	float f32;
+	return load(dtype, p);
+}
 
+void
+cow__store(cow_dtype_t dtype, void *p, cow__value_t v)
+{
+	store(dtype, p, v);
+}
+
+#define CASES(X)                                                            \
+	X(COW_DTYPE_BOOL) X(COW_DTYPE_UINT8) X(COW_DTYPE_INT32)             \
+	X(COW_DTYPE_INT64) X(COW_DTYPE_FLOAT32) X(COW_DTYPE_FLOAT64)        \
+	X(COW_DTYPE_INT8) X(COW_DTYPE_INT16) X(COW_DTYPE_UINT16)            \
+	X(COW_DTYPE_UINT32) X(COW_DTYPE_UINT64) X(COW_DTYPE_FLOAT16)        \
+	X(COW_DTYPE_BFLOAT16) X(COW_DTYPE_COMPLEX64) X(COW_DTYPE_COMPLEX128)
+
+/* @n elements of @dtype at @p (stride @ps bytes) into @v[0 .. n). */
+static void
+load_n(cow_dtype_t dtype, const char *p, int64_t ps, cow__value_t *v,
+    int64_t n)
+{
 	switch (dtype) {
-	case COW_DTYPE_BOOL:
-		u8 = v != 0.0 || isnan(v);
-		memcpy(p, &u8, 1);
+#define LOAD_CASE(D)                                                        \
+	case D:                                                             \
+		for (int64_t i = 0; i < n; i++)                             \
+			v[i] = load(D, p + i * ps);                         \
 		break;
-	case COW_DTYPE_UINT8:
-		u8 = (uint8_t)f64_to_int(v, 0.0, 255.0, 0, 255);
-		memcpy(p, &u8, 1);
-		break;
-	case COW_DTYPE_INT32:
-		i32 = (int32_t)f64_to_int(v, -2147483648.0, 2147483647.0,
-		    INT32_MIN, INT32_MAX);
-		memcpy(p, &i32, 4);
-		break;
-	case COW_DTYPE_INT64:
-		i64 = f64_to_int(v, -9223372036854775808.0,
-		    9223372036854775808.0, INT64_MIN, INT64_MAX);
-		memcpy(p, &i64, 8);
-		break;
-	case COW_DTYPE_FLOAT32:
-		/* Round to nearest; a magnitude from FLT_MAX + half an ulp
-		 * (2^128 - 2^103) up rounds to infinity. Done here because C
-		 * leaves the out-of-range conversion undefined. */
-		if (v >= 0x1.ffffffp+127)
-			f32 = INFINITY;
-		else if (v <= -0x1.ffffffp+127)
-			f32 = -INFINITY;
-		else
-			f32 = (float)v;
-		memcpy(p, &f32, 4);
-		break;
-	case COW_DTYPE_FLOAT64:
-		memcpy(p, &v, 8);
-		break;
+	CASES(LOAD_CASE)
+#undef LOAD_CASE
 	}
 }
 
-void
-cow__convert(cow_dtype_t dt, void *dst, cow_dtype_t st, const void *src)
+static void
+store_n(cow_dtype_t dtype, char *p, int64_t ps, const cow__value_t *v,
+    int64_t n)
 {
-	if (cow__dtype_is_float(st))
-		cow__store_f64(dt, dst, cow__load_f64(st, src));
-	else
-		cow__store_i64(dt, dst, cow__load_i64(st, src));
+	switch (dtype) {
+#define STORE_CASE(D)                                                       \
+	case D:                                                             \
+		for (int64_t i = 0; i < n; i++)                             \
+			store(D, p + i * ps, v[i]);                         \
+		break;
+	CASES(STORE_CASE)
+#undef STORE_CASE
+	}
+}
+
+/* In chunks: loads, then stores, each loop with its dtype fixed. */
+void
+cow__convert_n(cow_dtype_t dt, char *dst, int64_t ds, cow_dtype_t st,
+    const char *src, int64_t ss, int64_t n)
+{
+	cow__value_t v[64];
+
+	while (n > 0) {
+		int64_t k = n < 64 ? n : 64;
+
+		load_n(st, src, ss, v, k);
+		store_n(dt, dst, ds, v, k);
+		src += k * ss;
+		dst += k * ds;
+		n -= k;
+	}
 }

@@ -312,7 +312,21 @@ cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
 cow_dtype_t
 cow__sum_dtype(cow_dtype_t dtype)
 {
-	return cow__dtype_is_float(dtype) ? dtype : COW_DTYPE_INT64;
+	switch (dtype) {
+	case COW_DTYPE_UINT16:
+	case COW_DTYPE_UINT32:
+	case COW_DTYPE_UINT64:
+		return COW_DTYPE_UINT64;
+	case COW_DTYPE_BOOL:
+	case COW_DTYPE_INT8:
+	case COW_DTYPE_UINT8:
+	case COW_DTYPE_INT16:
+	case COW_DTYPE_INT32:
+	case COW_DTYPE_INT64:
+		return COW_DTYPE_INT64;
+	default:
+		return dtype;
+	}
 }
 
 /*
@@ -356,18 +370,38 @@ sum_strides(const cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	    cow__shape_str(sa, a->ndim, a->sizes));
 }
 
+/* Zero every element of @t (contiguous or not) at @p. */
+static void
+zero_all(cow_tensor_t *t, char *p)
+{
+	size_t size = t->itemsize;
+	cow__scalar_t zero;
+	cow__iter_t it;
+
+	memset(&zero, 0, sizeof zero);
+	cow__iter_init(&it, t->ndim, t->sizes);
+	cow__iter_add(&it, p, t->strides, t->itemsize);
+	cow__iter_add(&it, &zero, NULL, t->itemsize);
+	cow__iter_run(&it, cow__loop_copy_same, &size);
+}
+
+/*
+ * float16 and bfloat16 sums accumulate in float32 and round once at the
+ * end: into a float32 scratch of dst's shape (@acc, allocated before any
+ * write), converted into dst afterwards. Other dtypes accumulate in dst.
+ */
 cow_status_t
 cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
     const char *func)
 {
 	int64_t dstrides[COW_TENSOR_MAX_NDIM];
-	size_t size = dst->itemsize;
+	struct cow__convert_arg conv = {dst->dtype, COW_DTYPE_FLOAT32};
 	cow_dtype_t src = a->dtype;
 	struct input ia = {a, NULL, NULL, {0}};
-	cow__scalar_t zero;
+	cow_tensor_t *acc = dst, *scratch = NULL;
 	cow__iter_t it;
 	cow_status_t st;
-	char *p;
+	char *p, *q = NULL;
 
 	if (dst->dtype != cow__sum_dtype(a->dtype))
 		return cow__error(COW_EDTYPE, func,
@@ -378,20 +412,45 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if ((st = kernel_begin(dst, &ia, 1, false, &p, func)) != COW_OK)
+	if (dst->dtype == COW_DTYPE_FLOAT16 ||
+	    dst->dtype == COW_DTYPE_BFLOAT16) {
+		/* Refusals first: the scratch is the op's only allocation
+		 * before its accesses. */
+		if ((st = cow__check_writable(dst, func)) != COW_OK)
+			return st;
+		if ((st = cow__tensor_new_contiguous(COW_DTYPE_FLOAT32,
+		    dst->ndim, dst->sizes, cow__tensor_allocator(dst),
+		    &scratch, func)) != COW_OK)
+			return st;
+		acc = scratch;
+		(void)sum_strides(acc, a, mask, dstrides, func);
+		if ((st = cow__tensor_write_data(scratch, &q, func)) !=
+		    COW_OK) {
+			cow_tensor_release(scratch);
+			return st;
+		}
+	}
+	if ((st = kernel_begin(dst, &ia, 1, false, &p, func)) != COW_OK) {
+		cow_tensor_release(scratch);
 		return st;
-	memset(&zero, 0, sizeof zero);
-	cow__iter_init(&it, dst->ndim, dst->sizes);
-	cow__iter_add(&it, p, dst->strides, dst->itemsize);
-	cow__iter_add(&it, &zero, NULL, dst->itemsize);
-	cow__iter_run(&it, cow__loop_copy_same, &size);
+	}
+	if (scratch == NULL)
+		q = p;
+	zero_all(acc, q);
 	if (a->numel > 0) {
 		cow__iter_init(&it, a->ndim, a->sizes);
-		cow__iter_add(&it, p, dstrides, dst->itemsize);
+		cow__iter_add(&it, q, dstrides, acc->itemsize);
 		cow__iter_add(&it, ia.data, ia.t->strides, a->itemsize);
 		cow__iter_run(&it, cow__loop_sum, &src);
 	}
+	if (scratch != NULL) {
+		cow__iter_init(&it, dst->ndim, dst->sizes);
+		cow__iter_add(&it, p, dst->strides, dst->itemsize);
+		cow__iter_add(&it, q, scratch->strides, scratch->itemsize);
+		cow__iter_run(&it, cow__loop_convert, &conv);
+	}
 	kernel_end(&ia, 1);
+	cow_tensor_release(scratch);
 	return COW_OK;
 }
 

@@ -35,7 +35,8 @@ struct cow__convert_arg {
 bool cow__loop_convert(char *const *p, const int64_t *s, int64_t n,
     void *arg);
 
-/* dst += src, dst of cow__sum_dtype(src); arg: const cow_dtype_t *src. */
+/* dst += src; arg: const cow_dtype_t *src. dst is of cow__sum_dtype(src),
+ * except for float16 and bfloat16, whose sums accumulate in float32. */
 bool cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg);
 
 /* Compare operands 0 and 1; arg: struct cow__equal_arg *, whose equal
