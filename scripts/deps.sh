@@ -35,7 +35,8 @@ all)
 		libclang-rt-dev           # sanitizers and libFuzzer for clang
 		valgrind spin             # memcheck, protocol model checking
 		python3                   # embedding test (ctypes)
-		python3-numpy             # tests/dtype: dtype rules against NumPy
+		python3-numpy             # tests/dtype, dlpack.numpy: NumPy as the reference and a DLPack peer
+		libdlpack-dev             # dlpack.abi: the legacy ABI as Debian ships it
 		g++                       # install test: a C++ consumer
 		gnuplot-nox               # benchmark charts
 	)

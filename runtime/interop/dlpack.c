@@ -25,6 +25,7 @@
 /* ------------------------------------------------------------------ */
 /* Dtypes.                                                              */
 
+/* dlpack.h's table, both ways. */
 static const struct cow__dl_dtype dl_dtypes[COW_DTYPE_COUNT] = {
 	[COW_DTYPE_BOOL] = {COW__DL_BOOL, 8, 1},
 	[COW_DTYPE_UINT8] = {COW__DL_UINT, 8, 1},
@@ -32,7 +33,17 @@ static const struct cow__dl_dtype dl_dtypes[COW_DTYPE_COUNT] = {
 	[COW_DTYPE_INT64] = {COW__DL_INT, 64, 1},
 	[COW_DTYPE_FLOAT32] = {COW__DL_FLOAT, 32, 1},
 	[COW_DTYPE_FLOAT64] = {COW__DL_FLOAT, 64, 1},
+	[COW_DTYPE_INT8] = {COW__DL_INT, 8, 1},
+	[COW_DTYPE_INT16] = {COW__DL_INT, 16, 1},
+	[COW_DTYPE_UINT16] = {COW__DL_UINT, 16, 1},
+	[COW_DTYPE_UINT32] = {COW__DL_UINT, 32, 1},
+	[COW_DTYPE_UINT64] = {COW__DL_UINT, 64, 1},
+	[COW_DTYPE_FLOAT16] = {COW__DL_FLOAT, 16, 1},
+	[COW_DTYPE_BFLOAT16] = {COW__DL_BFLOAT, 16, 1},
+	[COW_DTYPE_COMPLEX64] = {COW__DL_COMPLEX, 64, 1},
+	[COW_DTYPE_COMPLEX128] = {COW__DL_COMPLEX, 128, 1},
 };
+_Static_assert(COW_DTYPE_COUNT == 15, "every dtype needs its DLPack type");
 
 /* The library's dtype for a DLPack one; COW_EINVAL naming it otherwise. */
 static cow_status_t

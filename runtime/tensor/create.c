@@ -194,7 +194,9 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 static size_t
 element_alignment(cow_dtype_t dtype)
 {
-	return cow_dtype_size(dtype);
+	size_t size = cow_dtype_size(dtype);
+
+	return cow__dtype_is_complex(dtype) ? size / 2 : size;
 }
 
 cow_status_t
