@@ -227,4 +227,30 @@ ok(lib.cow_tensor_fill_(imp, 1.0), "fill_ of a read-only import")
 check((b == 7.0).all() and get(imp, 3) == 1.0, "NumPy's memory untouched")
 lib.cow_tensor_release(imp)
 
+# 5. Every dtype NumPy exchanges through DLPack (bool it refuses), both
+# ways: an import has the matching dtype and NumPy's values, and NumPy
+# reads an export of it back with the same dtype and bytes.
+lib.cow_tensor_dtype.argtypes = [P]
+lib.cow_tensor_dtype.restype = ctypes.c_int
+DTYPES = {"int8": 6, "int16": 7, "int32": 2, "int64": 3, "uint8": 1,
+          "uint16": 8, "uint32": 9, "uint64": 10, "float16": 11,
+          "float32": 4, "float64": 5, "complex64": 13, "complex128": 14}
+for name, code in DTYPES.items():
+    a = (np.arange(5) * 3 - 2).astype(name)
+    cap = a.__dlpack__()
+    ok(lib.cow_tensor_from_dlpack(api.PyCapsule_GetPointer(
+        cap, DLTENSOR.value), 0, ctypes.byref(imp)), "import " + name)
+    api.PyCapsule_SetName(cap, USED.value)
+    del cap
+    check(lib.cow_tensor_dtype(imp) == code, "%s imports as dtype %d"
+          % (name, lib.cow_tensor_dtype(imp)))
+    check(get(imp, 4) == float(a[4].real), "%s: element 4 is %r, not %r"
+          % (name, get(imp, 4), a[4]))
+    back = np.from_dlpack(Export(export(imp, READ_ONLY)))
+    check(back.dtype == a.dtype and back.tobytes() == a.tobytes(),
+          "%s: NumPy reads the export back as %s" % (name, back.dtype))
+    del back
+    gc.collect()
+    lib.cow_tensor_release(imp)
+
 print("numpy_dlpack: %d checks passed (NumPy %s)" % (checks, np.__version__))
