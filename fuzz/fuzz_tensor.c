@@ -21,6 +21,15 @@
  * terabytes fail with COW_ENOMEM instead of reaching the system allocator;
  * an operation can also make its k-th next allocation fail, after which a
  * call may return COW_ENOMEM but must then change nothing and leak nothing.
+ *
+ * External memory (storage.h, dlpack.h): tensors over memory this file
+ * makes (owned with a deleter, borrowed, read-only) and DLPack imports of
+ * it (writable, read-only, copied), which then live like any other tensor.
+ * After every operation: read-only memory never changed, borrowed memory
+ * changed only while the storage made over it holds it (its home), every
+ * deleter ran at most once, and at the end exactly once. A producer may
+ * write the memory of its writable import at any time (the import aliases
+ * it: the model's base follows).
  */
 #include <math.h>
 #include <stdio.h>
@@ -33,6 +42,7 @@
 
 #include "fuzz_cap.h"
 #include "fuzz_input.h"
+#include "interop/dlpack_abi.h"
 #include "tensor_model.h"
 
 #define MAX_OPS 128
@@ -44,8 +54,37 @@ __extension__ typedef __int128 i128;
 #define S(st) TM_S(st)
 #define S_OK S(COW_OK)
 
+/* Memory made here for a tensor over it (struct fz.ext). */
+enum ext_kind {
+	E_OWNED,        /* cow_tensor_from_external with a deleter */
+	E_BORROWED,     /* ... without one */
+	E_READ_ONLY,    /* ... COW_STORAGE_READ_ONLY, with a deleter */
+	E_IMPORT,       /* a writable DLPack import (the producer writes) */
+	E_IMPORT_RO,    /* a read-only one */
+	E_IMPORT_OWNED, /* a versioned one flagged IS_COPIED */
+	E_KINDS
+};
+
+#define EXT_MAX 6
+#define EXT_BYTES 512
+
+struct ext {
+	enum ext_kind kind;
+	unsigned char *mem;
+	size_t nbytes;
+	unsigned char seen[EXT_BYTES]; /* the bytes as last checked */
+	int deleted;                   /* deleter calls */
+	struct DLManagedTensor legacy;
+	struct DLManagedTensorVersioned versioned;
+	int64_t shape[TM_MAX_NDIM], strides[TM_MAX_NDIM];
+};
+
 struct fz {
 	struct tm_model m;
+	struct ext ext[EXT_MAX];
+	int next;                /* external memories made so far */
+	bool imported;           /* a DLPack import was made */
+	int base_ext[TM_SLOTS];  /* base b is over ext[base_ext[b] - 1] */
 	cow_tensor_t *h[TM_SLOTS];
 	cow_allocator_t *capped;
 	struct cap cap;
@@ -268,7 +307,11 @@ check_slot(const struct fz *z, int i)
 			    "same base %d", i, j, same,
 			    mt->base == z->m.t[j].base);
 	}
-	if (cow_storage_allocator(cow_tensor_storage(t)) != z->capped)
+	/* Imports allocate from the default allocator, and so does what
+	 * is made from them (clones, results of ops on them). */
+	if (cow_storage_allocator(cow_tensor_storage(t)) != z->capped &&
+	    !(z->imported && cow_storage_allocator(cow_tensor_storage(t)) ==
+	    cow_allocator_default()))
 		fail(z, "slot %d: storage allocator '%s', not the one given",
 		    i, cow_allocator_name(cow_storage_allocator(
 		    cow_tensor_storage(t))));
@@ -277,8 +320,54 @@ check_slot(const struct fz *z, int i)
 		    cow_tensor_refcount(t), holders);
 }
 
+/* Does a live tensor over base @b have its storage's data in @e? */
+static bool
+held_by_home(const struct fz *z, int e)
+{
+	const struct ext *x = &z->ext[e];
+
+	for (int i = 0; i < TM_SLOTS; i++) {
+		const unsigned char *p;
+
+		if (!z->m.t[i].live || z->base_ext[z->m.t[i].base] != e + 1)
+			continue;
+		p = cow_storage_const_data(cow_tensor_storage(z->h[i]));
+		if (p != NULL && p >= x->mem && p < x->mem + x->nbytes)
+			return true;
+	}
+	return false;
+}
+
+/* External memory: written only as storage.h allows; deleters once. */
 static void
-check_all(const struct fz *z)
+check_ext(struct fz *z)
+{
+	for (int b = 0; b < TM_SLOTS; b++)
+		if (!z->m.b[b].live)
+			z->base_ext[b] = 0;
+	for (int e = 0; e < z->next; e++) {
+		struct ext *x = &z->ext[e];
+		bool changed;
+
+		if (x->deleted > 1)
+			fail(z, "external memory %d: deleter ran %d times", e,
+			    x->deleted);
+		if (x->deleted == 1 || x->mem == NULL)
+			continue;
+		changed = memcmp(x->mem, x->seen, x->nbytes) != 0;
+		if (changed && (x->kind == E_READ_ONLY ||
+		    x->kind == E_IMPORT_RO))
+			fail(z, "external memory %d: read-only memory was "
+			    "written", e);
+		if (changed && x->kind == E_BORROWED && !held_by_home(z, e))
+			fail(z, "external memory %d: borrowed memory was "
+			    "written, but not by the storage made over it", e);
+		memcpy(x->seen, x->mem, x->nbytes);
+	}
+}
+
+static void
+check_all(struct fz *z)
 {
 	for (int i = 0; i < TM_SLOTS; i++) {
 		if (z->m.t[i].live != (z->h[i] != NULL))
@@ -287,6 +376,7 @@ check_all(const struct fz *z)
 		if (z->h[i] != NULL)
 			check_slot(z, i);
 	}
+	check_ext(z);
 }
 
 /*
@@ -1056,10 +1146,16 @@ op_view_or_reshape(struct fz *z, struct fuzz_input *in, bool reshape)
 	if (cow_tensor_storage(t) == cow_tensor_storage(h))
 		fail(z, "a reshape copy is on the input's storage");
 	if (viewable) {
-		/* LAZY_COPY: the whole base, shared until a write. */
+		/* LAZY_COPY: the whole base, shared until a write (copied
+		 * at once from a pinned storage: storage.h). */
 		if (!cow_storage_shares_data(cow_tensor_storage(t),
-		    cow_tensor_storage(h)) && n > 0)
+		    cow_tensor_storage(h)) && n > 0 &&
+		    !cow_storage_is_pinned(cow_tensor_storage(h)))
 			fail(z, "a lazy-copy reshape shares no data");
+		if (cow_storage_shares_data(cow_tensor_storage(t),
+		    cow_tensor_storage(h)) &&
+		    cow_storage_is_pinned(cow_tensor_storage(h)))
+			fail(z, "a lazy-copy reshape shares a pinned storage");
 		base = tm_base_new(&z->m, tm_dtype(&z->m, src),
 		    z->m.b[z->m.t[src].base].n);
 		if (base < 0)
@@ -1096,12 +1192,14 @@ op_clones(struct fz *z, struct fuzz_input *in)
 		z->func = "cow_tensor_lazy_clone";
 		if (!judge(z, cow_tensor_lazy_clone(h, &t), S_OK, &t))
 			return;
+		/* A pinned storage (a writable import) is copied at once. */
 		if (cow_tensor_storage(t) == cow_tensor_storage(h) ||
 		    (z->m.b[z->m.t[src].base].n > 0 &&
-		    !cow_storage_shares_data(cow_tensor_storage(t),
-		    cow_tensor_storage(h))))
+		    cow_storage_shares_data(cow_tensor_storage(t),
+		    cow_tensor_storage(h)) ==
+		    cow_storage_is_pinned(cow_tensor_storage(h))))
 			fail(z, "a lazy clone must be a new storage sharing "
-			    "the data");
+			    "the data, unless its source is pinned");
 		base = tm_base_new(&z->m, tm_dtype(&z->m, src),
 		    z->m.b[z->m.t[src].base].n);
 		if (base < 0)
@@ -1417,6 +1515,182 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 	place(z, slot, t, base, &r);
 }
 
+/* ------------------------------------------------------------------ */
+/* External memory.                                                     */
+
+static void
+ext_free(struct ext *x)
+{
+	x->deleted++;
+	free(x->mem);
+}
+
+static void
+ext_deleter(void *data, size_t nbytes, void *ctx)
+{
+	struct ext *x = ctx;
+
+	if (data != x->mem || nbytes != x->nbytes)
+		abort(); /* the deleter got other memory than it was given */
+	ext_free(x);
+}
+
+static void
+ext_legacy_deleter(struct DLManagedTensor *self)
+{
+	ext_free(self->manager_ctx);
+}
+
+static void
+ext_versioned_deleter(struct DLManagedTensorVersioned *self)
+{
+	ext_free(self->manager_ctx);
+}
+
+/*
+ * A tensor over fresh external memory: a small valid layout (the error
+ * rules are fuzz_api's), values from the input, the memory of @kind. The
+ * model gets a base of the storage's elements, read back from the memory.
+ */
+static void
+op_external(struct fz *z, struct fuzz_input *in)
+{
+	enum ext_kind kind = (enum ext_kind)(fuzz_u8(in) % E_KINDS);
+	int dtype = fuzz_u8(in) % COW_DTYPE_COUNT, slot, b, e = z->next;
+	int64_t es = tm_dtype_size(dtype), end, nelem;
+	bool versioned = (fuzz_u8(in) & 1) || kind == E_IMPORT_OWNED;
+	struct tm_layout l;
+	struct ext *x;
+	cow_tensor_t *t = SENTINEL;
+	cow_status_t st;
+	uint64_t flags = 0;
+
+	if ((slot = tm_free_slot(&z->m)) < 0 || e == EXT_MAX)
+		return;
+	memset(&l, 0, sizeof l);
+	l.ndim = fuzz_u8(in) % 4;
+	for (int d = 0; d < l.ndim; d++)
+		l.sizes[d] = fuzz_u8(in) % 5;
+	if (fuzz_u8(in) & 1) {
+		tm_contiguous_strides(&l);
+	} else {
+		for (int d = 0; d < l.ndim; d++)
+			l.strides[d] = fuzz_u8(in) % 7;
+	}
+	/* Imports start at their first element (the producer's
+	 * byte_offset is 0): their storage begins there. */
+	l.offset = kind >= E_IMPORT ? 0 : fuzz_u8(in) % 4;
+	end = l.offset + 1;
+	for (int d = 0; d < l.ndim; d++)
+		end += l.strides[d] * (l.sizes[d] - 1);
+	if (tm_numel(&l) == 0)
+		end = l.offset;
+	nelem = end;
+	if (nelem * es > EXT_BYTES)
+		return;
+	x = &z->ext[e];
+	memset(x, 0, sizeof *x);
+	x->kind = kind;
+	x->nbytes = (size_t)(nelem * es);
+	if ((x->mem = malloc(x->nbytes > 0 ? x->nbytes : 1)) == NULL)
+		abort();
+	for (size_t i = 0; i < x->nbytes; i++)
+		x->mem[i] = fuzz_u8(in);
+	if (dtype == COW_DTYPE_BOOL)
+		for (size_t i = 0; i < x->nbytes; i++)
+			x->mem[i] %= 3; /* 2 reads as true */
+	memcpy(x->seen, x->mem, x->nbytes);
+	z->next++;
+	if (kind < E_IMPORT) {
+		z->func = "cow_tensor_from_external";
+		st = cow_tensor_from_external(x->mem, dtype, l.ndim, l.sizes,
+		    l.strides, l.offset, kind == E_BORROWED ? NULL :
+		    ext_deleter, x, kind == E_READ_ONLY ?
+		    COW_STORAGE_READ_ONLY : 0, z->capped, &t);
+	} else {
+		struct cow__dl_tensor dl = {x->mem, {COW__DL_CPU, 0},
+		    l.ndim, {0, 0, 1}, x->shape, x->strides, 0};
+
+		/* dlpack.h's table, by the dtype's name. */
+		const char *name = cow_dtype_name(dtype);
+
+		dl.dtype.bits = (uint8_t)(8 * es);
+		dl.dtype.code = strcmp(name, "bool") == 0 ? COW__DL_BOOL :
+		    strncmp(name, "uint", 4) == 0 ? COW__DL_UINT :
+		    strncmp(name, "int", 3) == 0 ? COW__DL_INT :
+		    strncmp(name, "bfloat", 6) == 0 ? COW__DL_BFLOAT :
+		    strncmp(name, "complex", 7) == 0 ? COW__DL_COMPLEX :
+		    COW__DL_FLOAT;
+		memcpy(x->shape, l.sizes, sizeof x->shape);
+		memcpy(x->strides, l.strides, sizeof x->strides);
+		if (kind == E_IMPORT_RO)
+			flags = COW__DL_FLAG_READ_ONLY;
+		if (kind == E_IMPORT_OWNED)
+			flags = COW__DL_FLAG_IS_COPIED;
+		x->legacy = (struct DLManagedTensor){dl, x, ext_legacy_deleter};
+		x->versioned = (struct DLManagedTensorVersioned){{1, 0}, x,
+		    ext_versioned_deleter, flags, dl};
+		z->func = versioned ? "cow_tensor_from_dlpack_versioned" :
+		    "cow_tensor_from_dlpack";
+		z->imported = true;
+		st = versioned ? cow_tensor_from_dlpack_versioned(
+		    &x->versioned, 0, &t) : cow_tensor_from_dlpack(&x->legacy,
+		    kind == E_IMPORT_RO ? COW_DLPACK_READ_ONLY : 0, &t);
+	}
+	if (!judge(z, st, S_OK, &t)) {
+		/* A refused creation keeps the memory (an import's deleter
+		 * has run: the memory went with it). */
+		if (kind >= E_IMPORT ? x->deleted != 1 : x->deleted != 0)
+			fail(z, "a refused creation ran the deleter %d times",
+			    x->deleted);
+		if (kind < E_IMPORT) {
+			free(x->mem);
+			x->mem = NULL;
+		}
+		return;
+	}
+	if ((b = tm_base_new(&z->m, (cow_dtype_t)dtype, nelem)) < 0)
+		abort();
+	for (int64_t k = 0; k < nelem; k++)
+		z->m.b[b].v[k] = tm_decode((cow_dtype_t)dtype, x->mem + k * es);
+	z->base_ext[b] = e + 1;
+	if (cow_storage_is_read_only(cow_tensor_storage(t)) !=
+	    (kind == E_READ_ONLY || kind == E_IMPORT_RO) ||
+	    cow_storage_is_pinned(cow_tensor_storage(t)) != (kind == E_IMPORT))
+		fail(z, "external memory %d (kind %d): read-only %d, pinned %d",
+		    e, (int)kind, cow_storage_is_read_only(cow_tensor_storage(t)),
+		    cow_storage_is_pinned(cow_tensor_storage(t)));
+	place(z, slot, t, b, &l);
+}
+
+/* The producer of a writable import writes its memory: the import aliases
+ * it, so the model's base takes the new value. */
+static void
+op_produce(struct fz *z, struct fuzz_input *in)
+{
+	int e = fuzz_u8(in) % EXT_MAX, b = -1;
+	struct ext *x = &z->ext[e];
+	cow_dtype_t dtype;
+	int64_t es, k;
+
+	if (e >= z->next || x->kind != E_IMPORT || x->deleted)
+		return;
+	for (int i = 0; i < TM_SLOTS; i++)
+		if (z->m.b[i].live && z->base_ext[i] == e + 1)
+			b = i;
+	if (b < 0 || z->m.b[b].n == 0)
+		return;
+	z->func = "producer write";
+	dtype = z->m.b[b].dtype;
+	es = tm_dtype_size(dtype);
+	k = fuzz_u8(in) % z->m.b[b].n;
+	for (int64_t i = 0; i < es; i++)
+		x->mem[k * es + i] = dtype == COW_DTYPE_BOOL ? fuzz_u8(in) % 3 :
+		    fuzz_u8(in);
+	z->m.b[b].v[k] = tm_decode(dtype, x->mem + k * es);
+	memcpy(x->seen, x->mem, x->nbytes);
+}
+
 static void
 op_release(struct fz *z, struct fuzz_input *in)
 {
@@ -1432,9 +1706,20 @@ op_release(struct fz *z, struct fuzz_input *in)
 static void
 run_op(struct fz *z, struct fuzz_input *in)
 {
-	uint8_t code = fuzz_u8(in) % 25;
+	uint8_t byte = fuzz_u8(in), code = byte % 25;
 
 	z->func = "?";
+	/* Operations added later take the bytes from 250 up, so the bytes
+	 * below keep choosing what they chose when the corpus was made. */
+	if (byte >= 250) {
+		z->injected_before = z->cap.injected;
+		cow_allocator_stats(z->capped, &z->cap_before);
+		if (byte < 254)
+			op_external(z, in);
+		else
+			op_produce(z, in);
+		return;
+	}
 	z->injected_before = z->cap.injected;
 	cow_allocator_stats(z->capped, &z->cap_before);
 	switch (code) {
@@ -1551,6 +1836,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < TM_SLOTS; i++)
 		if (z.h[i] != NULL)
 			cow_tensor_release(z.h[i]);
+	/* Every deleter exactly once; borrowed memory is ours to free. */
+	for (int e = 0; e < z.next; e++) {
+		struct ext *x = &z.ext[e];
+
+		if (x->kind == E_BORROWED) {
+			free(x->mem);
+			continue;
+		}
+		if (x->mem != NULL && x->deleted != 1)
+			fail(&z, "external memory %d (kind %d): deleter ran %d "
+			    "times", e, (int)x->kind, x->deleted);
+	}
 	cow_allocator_stats(z.capped, &st);
 	if (st.live_allocs != 0)
 		fail(&z, "%llu allocations live after releasing every tensor",

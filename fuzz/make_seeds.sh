@@ -92,9 +92,23 @@ seed "$a/external_zero_data" 01 31 00 00 00 05 00 01 05 00 00
 # expand diagonal as_strided (SRC A B C ...), 0f view, 10 reshape (SRC HOW,
 # 18 sizes), 11 lazy clone/contiguous/clone, 12-13 in-place (KIND DST SRC
 # VALUE), 14 set, 15-16 out-of-place (KIND A B DIM KEEPDIM), 17 release,
-# 18 fail the K-th next allocation (K % 5; 0 disarms).
+# 18 fail the K-th next allocation (K % 5; 0 disarms); bytes fa-fd a tensor
+# over external memory (KIND DTYPE VERSIONED NDIM SIZES CONTIGUOUS
+# [STRIDES] [OFFSET] BYTES...), fe-ff a producer's write (MEMORY ELEMENT
+# BYTES...).
 t=$dir/corpus/fuzz_tensor
 mkdir -p "$t"
+# Every kind of external memory (00 owned, 01 borrowed, 02 read-only, 03-05
+# DLPack imports: writable, read-only, copied) as a 2x3 float32, then a lazy
+# clone, writes through both, a producer's write and a release.
+for kind in 00 01 02 03 04 05; do
+	offset=00 # imports have no offset byte
+	case $kind in 03 | 04 | 05) offset= ;; esac
+	seed "$t/external_$kind" fa $kind 04 01 02 02 03 01 $offset \
+	    00 00 80 3f 00 00 00 40 00 00 40 40 00 00 80 40 00 00 a0 40 \
+	    00 00 c0 40 11 00 00 12 00 00 00 47 12 00 01 00 46 fe 00 02 \
+	    00 00 20 41 17 00 11 00 00
+done
 seed "$t/views_fill" 00 05 02 03 04 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
     01 01 04 00 03 01 00 12 00 01 00 47 07 00 03 04 00 05 00 04 00 02 00 04 \
     12 01 03 00 02 17 01
