@@ -293,7 +293,10 @@ import_tensor(const struct dl_import *im, cow_tensor_t **out,
     const char *func)
 {
 	const struct cow__dl_tensor *dl = im->dl;
-	cow_dtype_t dtype;
+	/* Set by dtype_from_dl before any use; initialised because gcc 12 at
+	 * -O3 (the release preset, -Werror) cannot see that its failure
+	 * returns first (-Wmaybe-uninitialized). */
+	cow_dtype_t dtype = COW_DTYPE_BOOL;
 	unsigned sflags;
 	cow_status_t st;
 	char *base;
