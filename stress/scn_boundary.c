@@ -985,7 +985,7 @@ bd_new_fresh(struct stress_run *run, struct bd_state *st,
     struct stress_rng *rng)
 {
 	int ndim;
-	int64_t sizes[BD_MAX_NDIM];
+	int64_t sizes[BD_MAX_NDIM] = {0};
 	cow_dtype_t dt = bd_pick_shape(run, rng, &ndim, sizes);
 	struct bd_view v;
 	struct bd_cell *c;
@@ -1041,7 +1041,7 @@ bd_new_producer(struct stress_run *run, struct bd_state *st,
 	const struct bd_flavour *f =
 	    &bd_flavours[stress_rng_below(rng, BD_NFLAVOURS)];
 	int ndim;
-	int64_t sizes[BD_MAX_NDIM];
+	int64_t sizes[BD_MAX_NDIM] = {0};
 	cow_dtype_t dt = bd_pick_shape(run, rng, &ndim, sizes);
 	size_t es = cow_dtype_size(dt);
 	bool col = ndim == 2 && stress_rng_below(rng, 2) == 0;
@@ -1146,7 +1146,7 @@ bd_new_borrowed(struct stress_run *run, struct bd_state *st,
     struct stress_rng *rng)
 {
 	int ndim;
-	int64_t sizes[BD_MAX_NDIM];
+	int64_t sizes[BD_MAX_NDIM] = {0};
 	cow_dtype_t dt = bd_pick_shape(run, rng, &ndim, sizes);
 	size_t es = cow_dtype_size(dt);
 	struct bd_mem *m = bd_mem_new(run, st, BD_MEM_BORROWED);
@@ -1196,7 +1196,7 @@ bd_new_mapped(struct stress_run *run, struct bd_state *st,
     struct stress_rng *rng)
 {
 	int ndim;
-	int64_t sizes[BD_MAX_NDIM];
+	int64_t sizes[BD_MAX_NDIM] = {0};
 	cow_dtype_t dt = bd_pick_shape(run, rng, &ndim, sizes);
 	size_t es = cow_dtype_size(dt);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
