@@ -68,6 +68,8 @@ for build in dev tsan asan; do
 					req=' | required: a tensor lost a write through its export'
 				elif printf '%s\n' "$out" | grep -qE 'WARNING: ThreadSanitizer: data race'; then
 					req=' | required: TSan data race'
+				elif printf '%s\n' "$out" | grep -qE 'WARNING: ThreadSanitizer: heap-use-after-free'; then
+					req=' | required: TSan heap-use-after-free'
 				elif printf '%s\n' "$out" | grep -qE 'ERROR: AddressSanitizer: heap-use-after-free'; then
 					req=' | required: ASan heap-use-after-free'
 				else
