@@ -3,8 +3,11 @@
 # broken invariant, or death by a signal) or a sanitizer report in its
 # output. A clean run (the fault went unnoticed), a run with neither kind of
 # evidence (a leak alone, say), a set-up error (exit status 2) or a run that
-# outlives LIMIT seconds fails the test.
-#   cmake -DBIN=<binary> -DARGS=a|b|c -DLIMIT=<seconds> -P expect_caught.cmake
+# outlives LIMIT seconds fails the test. With EVIDENCE (a regular
+# expression), the output must also have a line matching it: the control's
+# own kind of evidence, not only some violation on the way.
+#   cmake -DBIN=<binary> -DARGS=a|b|c -DLIMIT=<seconds> [-DEVIDENCE=<regex>]
+#         -P expect_caught.cmake
 string(REPLACE "|" ";" args "${ARGS}")
 string(TIMESTAMP t0 "%s")
 execute_process(COMMAND ${BIN} ${args}
@@ -25,6 +28,22 @@ if(rc STREQUAL "2")
 endif()
 if(nev EQUAL 0)
   message(FATAL_ERROR "exit status '${rc}' after ${wall} s but no violation or sanitizer report:\n${out}\n${err}")
+endif()
+if(EVIDENCE)
+  # Line by line (the output's own semicolons would split list items).
+  string(REPLACE ";" "," lines "${all}")
+  string(REPLACE "\n" ";" lines "${lines}")
+  set(wanted "")
+  foreach(line IN LISTS lines)
+    if(NOT wanted AND line MATCHES "${EVIDENCE}")
+      set(wanted "${line}")
+    endif()
+  endforeach()
+  if(NOT wanted)
+    string(REPLACE ";" "\n  " shown "${evidence}")
+    message(FATAL_ERROR "caught (exit status ${rc}, ${wall} s) but no line matches '${EVIDENCE}':\n  ${shown}\n${err}")
+  endif()
+  list(APPEND evidence "required: ${wanted}")
 endif()
 string(REPLACE ";" "\n  " shown "${evidence}")
 message("caught (exit status ${rc}, ${wall} s wall):\n  ${shown}")

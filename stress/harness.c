@@ -22,6 +22,12 @@ static _Atomic(struct stress_run *) stress_cur;
 _Atomic uint64_t stress_heartbeat;
 /* Serialises violation messages. */
 static pthread_mutex_t stress_print_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The format strings of the violations printed so far, so that the first
+ * violation of every kind is printed even after the first ten.
+ * Synchronization: stress_print_lock. */
+#define STRESS_KINDS_PRINTED 64
+static const char *stress_kinds[STRESS_KINDS_PRINTED];
+static unsigned stress_nkinds;
 
 double
 stress_now(void)
@@ -231,11 +237,26 @@ stress_checks_passed(struct stress_run *run, uint64_t n)
 	atomic_fetch_add_explicit(&run->checks, n, memory_order_relaxed);
 }
 
+/* True the first time a violation with format @fmt is seen (while the
+ * table has room); records it. stress_print_lock held. */
+static bool
+stress_new_kind(const char *fmt)
+{
+	for (unsigned i = 0; i < stress_nkinds; i++)
+		if (stress_kinds[i] == fmt)
+			return false;
+	if (stress_nkinds == STRESS_KINDS_PRINTED)
+		return false;
+	stress_kinds[stress_nkinds++] = fmt;
+	return true;
+}
+
 bool
 stress_check(struct stress_run *run, bool ok, const char *fmt, ...)
 {
 	uint64_t nth;
 	char msg[512], replay[256];
+	bool fresh;
 	va_list ap;
 
 	atomic_fetch_add_explicit(&run->checks, 1, memory_order_relaxed);
@@ -250,7 +271,9 @@ stress_check(struct stress_run *run, bool ok, const char *fmt, ...)
 		run->first_violation = stress_since_start();
 		run->first_violation_round = stress_round(run);
 	}
-	if (nth < 10) {
+	/* The first ten, and after them the first of every other kind. */
+	fresh = stress_new_kind(fmt);
+	if (nth < 10 || fresh) {
 		fprintf(stderr,
 		    "cow_stress: VIOLATION in %s (round %" PRIu64
 		    ", %.3f s): %s\n", run->scn->name, stress_round(run),

@@ -267,6 +267,12 @@ cow_storage_t *stress_ext_storage(struct stress_run *run,
 cow_storage_t *stress_alloc_storage(struct stress_run *run, size_t n,
     uint64_t key);
 
+/* Count a buffer a scenario makes itself and gives to the library (a
+ * DLPack producer's memory, borrowed memory, a mapping) in the live
+ * totals below, from when it is made (add) until it is given back (sub). */
+void stress_ext_add(size_t nbytes);
+void stress_ext_sub(size_t nbytes);
+
 /* External buffers and bytes still live (never freed by their deleter). */
 uint64_t stress_ext_live_buffers(void);
 uint64_t stress_ext_live_bytes(void);

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # measure_controls.sh - time to detection of each negative control (fault
-# switches (a)-(d), docs/stress.md) in the dev, tsan and asan builds, over
-# several seeds; writes the lines of docs/stress-reports/controls.txt.
+# switches (a)-(d) and (g), docs/stress.md) in the dev, tsan and asan
+# builds, over several seeds; writes the lines of
+# docs/stress-reports/controls.txt (and controls-g.txt).
 #
-#   stress/measure_controls.sh [SEEDS] > docs/stress-reports/controls.txt
+#   stress/measure_controls.sh [SEEDS [CONTROLS]] > docs/stress-reports/controls.txt
+#   stress/measure_controls.sh 20 g > docs/stress-reports/controls-g.txt
 #
-# SEEDS: how many seeds per control and build (default 5). The builds must
+# SEEDS: how many seeds per control and build (default 5); CONTROLS: the
+# letters to measure (default "a b c d g"). For (g) each line also says
+# which kind of evidence that its ctest requires the run reported (a
+# snapshot that changed, first; see COW_STRESS_EVIDENCE_g in
+# stress/CMakeLists.txt). The builds must
 # exist (cmake --preset dev|tsan|asan && cmake --build --preset ...); a
 # missing one is skipped with a note. Each run: the control's scenario for
 # at most 60 s with --quiet; the line gives the exit status, the wall time
@@ -14,17 +20,24 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-5}
+controls=${2:-a b c d g}
 export TSAN_OPTIONS=halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-scenario() { [ "$1" = d ] && echo clone-storm || echo materialize-race; }
+scenario() {
+	case $1 in
+	d) echo clone-storm ;;
+	g) echo boundary ;;
+	*) echo materialize-race ;;
+	esac
+}
 
 echo "# Negative controls: time to detection (stress/measure_controls.sh $seeds)."
 echo "# Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- runtime alloc stress || echo ' plus local changes'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores."
-echo "# Command per run: cow_stress_fault_<x> --scenario <materialize-race, clone-storm for d> --seconds 60 --seed <s> --quiet"
+echo "# Command per run: cow_stress_fault_<x> --scenario <materialize-race; clone-storm for d; boundary for g> --seconds 60 --seed <s> --quiet"
 echo "# TSAN_OPTIONS=$TSAN_OPTIONS ASAN_OPTIONS=$ASAN_OPTIONS"
-echo "# Each line: build, control, seed, exit status, wall time, first evidence."
+echo "# Each line: build, control, seed, exit status, wall time, first evidence (for g: and whether the required one came)."
 for build in dev tsan asan; do
 	echo
 	echo "## $build"
@@ -33,7 +46,7 @@ for build in dev tsan asan; do
 		echo "(not built: cmake --preset $build && cmake --build --preset $build)"
 		continue
 	fi
-	for x in a b c d; do
+	for x in $controls; do
 		for s in $(seq 1 "$seeds"); do
 			t0=$(date +%s.%N)
 			set +e
@@ -46,9 +59,26 @@ for build in dev tsan asan; do
 			    'VIOLATION.*|WARNING: ThreadSanitizer: [a-z-]+( race)?|ERROR: AddressSanitizer: [a-z-]+|runtime error:.*' || true)
 			tsan=$(printf '%s\n' "$out" | grep -m1 -oE \
 			    'ThreadSanitizer report [0-9.]+ s' || true)
-			printf 'stress-%s fault_%s seed %s rc=%s wall=%.3fs | %s %s\n' \
+			req=
+			if [ "$x" = g ]; then
+				# The kinds stress.control.g accepts, in this order.
+				if printf '%s\n' "$out" | grep -qE 'VIOLATION.*snapshot.*changed'; then
+					req=' | required: a snapshot changed'
+				elif printf '%s\n' "$out" | grep -qE 'VIOLATION.*differs from its model'; then
+					req=' | required: a tensor lost a write through its export'
+				elif printf '%s\n' "$out" | grep -qE 'WARNING: ThreadSanitizer: data race'; then
+					req=' | required: TSan data race'
+				elif printf '%s\n' "$out" | grep -qE 'WARNING: ThreadSanitizer: heap-use-after-free'; then
+					req=' | required: TSan heap-use-after-free'
+				elif printf '%s\n' "$out" | grep -qE 'ERROR: AddressSanitizer: heap-use-after-free'; then
+					req=' | required: ASan heap-use-after-free'
+				else
+					req=' | required: NONE'
+				fi
+			fi
+			printf 'stress-%s fault_%s seed %s rc=%s wall=%.3fs | %s %s%s\n' \
 			    "$build" "$x" "$s" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
-			    "${ev:-NO EVIDENCE}" "$tsan"
+			    "${ev:-NO EVIDENCE}" "$tsan" "$req"
 		done
 	done
 done

@@ -144,6 +144,20 @@ stress_alloc_storage(struct stress_run *run, size_t n, uint64_t key)
 	return s;
 }
 
+void
+stress_ext_add(size_t nbytes)
+{
+	atomic_fetch_add(&stress_ext_buffers, 1);
+	atomic_fetch_add(&stress_ext_bytes, nbytes);
+}
+
+void
+stress_ext_sub(size_t nbytes)
+{
+	atomic_fetch_sub(&stress_ext_buffers, 1);
+	atomic_fetch_sub(&stress_ext_bytes, nbytes);
+}
+
 uint64_t
 stress_ext_live_buffers(void)
 {

@@ -10,6 +10,9 @@ extern const struct stress_scenario stress_scn_release_vs_materialize;
 #ifdef STRESS_HAVE_TENSOR_MIX
 extern const struct stress_scenario stress_scn_tensor_mix;
 #endif
+#ifdef STRESS_HAVE_BOUNDARY
+extern const struct stress_scenario stress_scn_boundary;
+#endif
 
 const struct stress_scenario *const stress_scenarios[] = {
 	&stress_scn_clone_storm,
@@ -18,6 +21,9 @@ const struct stress_scenario *const stress_scenarios[] = {
 	&stress_scn_release_vs_materialize,
 #ifdef STRESS_HAVE_TENSOR_MIX
 	&stress_scn_tensor_mix,
+#endif
+#ifdef STRESS_HAVE_BOUNDARY
+	&stress_scn_boundary,
 #endif
 };
 
