@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "api_boundary.h"
-#include "interop/dlpack_abi.h"
+#include "dl_dtype.h"
 
 #define S(st) (1u << -(st))
 #define BUF_MAX 4096          /* largest real external buffer */
@@ -53,33 +53,6 @@ expect(const struct api_boundary *b, cow_status_t st, unsigned allowed,
 		fail(b, "failed (%s) but wrote its out-parameter",
 		    cow_status_str(st));
 	return false;
-}
-
-/* dlpack.h's table: (code, bits) of every dtype. */
-static bool
-dl_of(cow_dtype_t d, uint8_t *code, uint8_t *bits)
-{
-	size_t size = cow_dtype_size(d);
-	const char *name = cow_dtype_name(d);
-
-	if (size == 0)
-		return false;
-	*bits = (uint8_t)(8 * size);
-	if (strcmp(name, "bool") == 0)
-		*code = COW__DL_BOOL;
-	else if (strncmp(name, "uint", 4) == 0)
-		*code = COW__DL_UINT;
-	else if (strncmp(name, "int", 3) == 0)
-		*code = COW__DL_INT;
-	else if (strncmp(name, "bfloat", 6) == 0)
-		*code = COW__DL_BFLOAT;
-	else if (strncmp(name, "float", 5) == 0)
-		*code = COW__DL_FLOAT;
-	else if (strncmp(name, "complex", 7) == 0)
-		*code = COW__DL_COMPLEX;
-	else
-		return false;
-	return true;
 }
 
 static bool

@@ -40,9 +40,9 @@
 #include <cowstore/ops.h>
 #include <cowstore/tensor.h>
 
+#include "dl_dtype.h"
 #include "fuzz_cap.h"
 #include "fuzz_input.h"
-#include "interop/dlpack_abi.h"
 #include "tensor_model.h"
 
 #define MAX_OPS 128
@@ -1611,16 +1611,8 @@ op_external(struct fz *z, struct fuzz_input *in)
 		struct cow__dl_tensor dl = {x->mem, {COW__DL_CPU, 0},
 		    l.ndim, {0, 0, 1}, x->shape, x->strides, 0};
 
-		/* dlpack.h's table, by the dtype's name. */
-		const char *name = cow_dtype_name(dtype);
-
-		dl.dtype.bits = (uint8_t)(8 * es);
-		dl.dtype.code = strcmp(name, "bool") == 0 ? COW__DL_BOOL :
-		    strncmp(name, "uint", 4) == 0 ? COW__DL_UINT :
-		    strncmp(name, "int", 3) == 0 ? COW__DL_INT :
-		    strncmp(name, "bfloat", 6) == 0 ? COW__DL_BFLOAT :
-		    strncmp(name, "complex", 7) == 0 ? COW__DL_COMPLEX :
-		    COW__DL_FLOAT;
+		if (!dl_of((cow_dtype_t)dtype, &dl.dtype.code, &dl.dtype.bits))
+			abort();
 		memcpy(x->shape, l.sizes, sizeof x->shape);
 		memcpy(x->strides, l.strides, sizeof x->strides);
 		if (kind == E_IMPORT_RO)

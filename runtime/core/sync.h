@@ -152,9 +152,10 @@ cow__pin_get(cow__refcount_t *ref)
 		cow__die("pin count saturated");
 }
 
-/* Remove one pin; false (and nothing changes) when there was none. */
+/* Remove one pin; false (and nothing changes) when no more than @floor
+ * pins are left (the pins nobody may remove). */
 static inline bool
-cow__pin_put(cow__refcount_t *ref)
+cow__pin_put(cow__refcount_t *ref, unsigned floor)
 {
 	unsigned seen;
 
@@ -163,7 +164,7 @@ cow__pin_put(cow__refcount_t *ref)
 	ck_pr_fence_release();
 	seen = ck_pr_load_uint(&ref->value);
 	do {
-		if (seen == 0)
+		if (seen <= floor)
 			return false;
 	} while (!ck_pr_cas_uint_value(&ref->value, seen, seen - 1, &seen));
 	return true;

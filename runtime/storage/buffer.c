@@ -26,7 +26,7 @@ cow_buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
 	out->nbytes = nbytes;
 	out->deleter = p != NULL ? allocator_deleter : NULL;
 	out->deleter_ctx = alloc;
-	out->read_only = false;
+	out->access = COW__BUFFER_OWNED;
 	return COW_OK;
 }
 

@@ -2,12 +2,12 @@
  * buffer.h - one data allocation, who owns it, whether the library may write
  * it, and how to give it back.
  *
- * Ownership (storage.h): a buffer with a deleter is owned by the storages
+ * Ownership (storage.h), kept in @access: a buffer is owned by the storages
  * that share it (the library's own allocations, and external memory handed
- * over with a deleter); the last of them may steal it. A buffer without a
- * deleter is borrowed: its owner keeps it, and only the storage the caller
- * created over it (the home storage, COW__STORAGE_HOME) may write it. A
- * read-only buffer is never written by anyone.
+ * over with a deleter), and the last of them may steal it; external memory
+ * without a deleter is borrowed: its owner keeps it, and only the storage
+ * the caller created over it (the home storage, COW__STORAGE_HOME) may
+ * write it; read-only memory is never written by anyone.
  */
 #ifndef COW_STORAGE_BUFFER_H
 #define COW_STORAGE_BUFFER_H
@@ -18,21 +18,30 @@
 #include <cowstore/alloc.h>
 #include <cowstore/storage.h>
 
+/* Who may write a buffer's memory. */
+enum cow__buffer_access {
+	COW__BUFFER_OWNED = 0,  /* whoever holds it privately (a steal) */
+	COW__BUFFER_BORROWED,   /* only its home storage */
+	COW__BUFFER_READ_ONLY   /* nobody */
+};
+
 typedef struct cow__buffer {
 	void *data;
 	size_t nbytes;
-	cow_deleter_fn deleter; /* NULL: borrowed (the caller keeps it) */
+	cow_deleter_fn deleter; /* NULL: nothing to call when it goes */
 	void *deleter_ctx;
-	bool read_only;         /* never written, even by its home storage */
+	unsigned char access;   /* enum cow__buffer_access */
 } cow__buffer_t;
 
 /* May a storage write @buf in place (and so take it over from a COW
- * context)? Only when the buffer is writable and either owned, or borrowed
- * and @home (the storage the caller created over it). */
+ * context)? Owned memory: yes; borrowed memory: only when @home (the
+ * storage the caller created over it); read-only memory: never. One
+ * compare in the usual (owned) case. */
 static inline bool
 cow__buffer_may_write(const cow__buffer_t *buf, bool home)
 {
-	return !buf->read_only && (buf->deleter != NULL || home);
+	return buf->access == COW__BUFFER_OWNED ||
+	    (buf->access == COW__BUFFER_BORROWED && home);
 }
 
 /* A buffer of @nbytes from @alloc, owned through the allocator. Returns

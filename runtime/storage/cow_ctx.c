@@ -86,19 +86,15 @@ cow__ctx_unshare_last(cow__ctx_t *ctx)
 	ctx_destroy(ctx);
 }
 
-cow_status_t
-cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
+/* cow__ctx_materialize's path when others share, or may: copy, or steal
+ * when the others left meanwhile. Out of line, so that the sole holder's
+ * steal pays for none of its registers. */
+static __attribute__((noinline)) cow_status_t
+ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
     cow__buffer_t *out, const char *func)
 {
 	cow__buffer_t copy;
 	unsigned before;
-
-	/* [SOLE] Nobody else holds a share and nobody can gain one (cloning
-	 * needs a share): steal with no allocation. */
-	if (may_take && cow__ref_load(&ctx->shares) == 1) {
-		ctx_steal(ctx, out);
-		return COW_OK;
-	}
 
 	/* [ALLOC] Allocate before touching anything, so failure changes
 	 * nothing. */
@@ -155,4 +151,17 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 	cow__buffer_free(&copy);
 	ctx_steal(ctx, out);
 	return COW_OK;
+}
+
+cow_status_t
+cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
+    cow__buffer_t *out, const char *func)
+{
+	/* [SOLE] Nobody else holds a share and nobody can gain one (cloning
+	 * needs a share): steal with no allocation. */
+	if (may_take && cow__ref_load(&ctx->shares) == 1) {
+		ctx_steal(ctx, out);
+		return COW_OK;
+	}
+	return ctx_copy_or_steal(ctx, alloc, may_take, out, func);
 }

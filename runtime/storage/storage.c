@@ -21,12 +21,19 @@ check_nbytes(size_t nbytes, const char *func)
 }
 
 /* Pinned for a while (cow_storage_pin) or for life
- * (COW_STORAGE_NOT_SHAREABLE). */
+ * (COW_STORAGE_NOT_SHAREABLE: one pin from the start that no unpin
+ * removes). */
 static bool
 storage_pinned(const cow_storage_t *s)
 {
-	return (s->flags & COW_STORAGE_NOT_SHAREABLE) != 0 ||
-	    cow__pin_load(&s->pins) != 0;
+	return cow__pin_load(&s->pins) != 0;
+}
+
+/* The pins no unpin may remove. */
+static unsigned
+storage_life_pins(const cow_storage_t *s)
+{
+	return (s->flags & COW_STORAGE_NOT_SHAREABLE) != 0;
 }
 
 /* A storage struct around @buf (which it then owns). */
@@ -39,8 +46,8 @@ storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	if (s == NULL)
 		return COW_ENOMEM;
 	cow__ref_init(&s->refs, 1);
-	cow__ref_init(&s->pins, 0);
 	s->flags = flags;
+	cow__ref_init(&s->pins, storage_life_pins(s));
 	s->ctx = NULL;
 	s->data = buf->nbytes > 0 ? buf->data : NULL; /* storage.h: 0 bytes, NULL */
 	s->nbytes = buf->nbytes;
@@ -95,7 +102,8 @@ cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     cow_storage_t **out, const char *func)
 {
 	cow__buffer_t buf = {data, nbytes, deleter, deleter_ctx,
-	    (flags & COW_STORAGE_READ_ONLY) != 0};
+	    (flags & COW_STORAGE_READ_ONLY) ? COW__BUFFER_READ_ONLY :
+	    deleter == NULL ? COW__BUFFER_BORROWED : COW__BUFFER_OWNED};
 	cow_status_t st;
 
 	if (out == NULL)
@@ -108,7 +116,7 @@ cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
 	if ((flags & ~(unsigned)COW__STORAGE_FLAGS) != 0)
 		return cow__error(COW_EINVAL, func, "unknown flags 0x%x",
 		    flags & ~(unsigned)COW__STORAGE_FLAGS);
-	/* Read-only travels with the buffer (buf.read_only), pinned for life
+	/* Read-only travels with the buffer (buf.access), pinned for life
 	 * stays with this storage, and borrowed memory may be written by this
 	 * storage alone (storage.h). */
 	flags &= ~(unsigned)COW_STORAGE_READ_ONLY;
@@ -185,7 +193,7 @@ cow_storage_const_data(const cow_storage_t *storage)
 /* A private storage's first write when it may not write its buffer
  * (read-only memory): a copy replaces the buffer, whose owner gets it back
  * (its deleter). On COW_ENOMEM nothing changed. */
-static cow_status_t
+static __attribute__((noinline, cold)) cow_status_t
 storage_copy_private(cow_storage_t *storage, const char *func)
 {
 	cow__buffer_t copy;
@@ -265,7 +273,7 @@ cow__storage_pin(cow_storage_t *storage, void **ptr, const char *func)
 	 * is about to write it directly, so it must not stay shared by
 	 * lazy clones, and copying it away would not help them. */
 	if (ctx != NULL && (storage->flags & COW__STORAGE_HOME) &&
-	    ctx->buf.deleter == NULL && !ctx->buf.read_only &&
+	    ctx->buf.access == COW__BUFFER_BORROWED &&
 	    (shares = cow__ref_load(&ctx->shares)) > 1)
 		return cow__error(COW_EBUSY, func, "the borrowed memory is "
 		    "still shared by %u lazy clone(s) taken before the pin: "
@@ -288,7 +296,7 @@ cow_storage_pin(cow_storage_t *storage, void **ptr)
 cow_status_t
 cow__storage_unpin(cow_storage_t *storage, const char *func)
 {
-	if (!cow__pin_put(&storage->pins))
+	if (!cow__pin_put(&storage->pins, storage_life_pins(storage)))
 		return cow__error(COW_EINVAL, func,
 		    "the storage is not pinned (more unpins than pins)");
 	return COW_OK;
@@ -321,7 +329,8 @@ cow_storage_is_read_only(const cow_storage_t *storage)
 	if (storage == NULL)
 		return false;
 	ctx = cow__ptr_load(&storage->ctx);
-	return (ctx != NULL ? &ctx->buf : &storage->buf)->read_only;
+	return (ctx != NULL ? &ctx->buf : &storage->buf)->access ==
+	    COW__BUFFER_READ_ONLY;
 }
 
 /* Lazy clone of a storage that cannot share its data: an eager copy

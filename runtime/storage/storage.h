@@ -25,12 +25,14 @@
 struct cow_storage_s {
 	cow__refcount_t refs; /* Handles. Synchronization: atomic. */
 	unsigned flags;       /* COW_STORAGE_NOT_SHAREABLE, COW__STORAGE_HOME
-	                         (read-only memory: buf.read_only). Read-only
-	                         after init. */
+	                         (who may write the memory: buf.access).
+	                         Read-only after init. */
 	/*
 	 * Pins (cow_storage_pin): while non-zero the storage is private and
-	 * its lazy clones copy. Synchronization: atomic (cow__pin_*); pinned
-	 * by writes of this storage, unpinned from any thread.
+	 * its lazy clones copy. A COW_STORAGE_NOT_SHAREABLE storage starts
+	 * with one that no unpin removes. Synchronization: atomic
+	 * (cow__pin_*); pinned by writes of this storage, unpinned from any
+	 * thread.
 	 */
 	cow__refcount_t pins;
 	/*

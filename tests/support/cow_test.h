@@ -51,6 +51,16 @@ cow_test_check(const void *p, size_t n, unsigned seed)
 	return true;
 }
 
+/* The process-wide COW statistics since the last cow_stats_reset(). */
+static inline cow_stats_t
+cow_test_stats(void)
+{
+	cow_stats_t st;
+
+	cow_stats_get(&st);
+	return st;
+}
+
 static inline cow_alloc_stats_t
 cow_test_alloc_stats(const cow_allocator_t *a)
 {

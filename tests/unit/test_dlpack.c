@@ -11,15 +11,6 @@
 TestSuite(dlpack, .init = leak_setup, .fini = leak_teardown,
     .timeout = 30.0);
 
-static cow_stats_t
-stats(void)
-{
-	cow_stats_t st;
-
-	cow_stats_get(&st);
-	return st;
-}
-
 /* A 3x4 float64 tensor 0..11 on the system allocator. */
 static cow_tensor_t *
 matrix(void)
@@ -74,7 +65,7 @@ Test(dlpack, writable_export_aliases_and_pins)
 	d[5] = -5.0;
 	cr_assert_eq(at(t, 1, 1), -5.0, "the consumer writes the tensor");
 	cr_assert_eq(at(snap, 1, 1), 5.0, "the snapshot changed");
-	cr_assert_eq(stats().pinned_clones, 1);
+	cr_assert_eq(cow_test_stats().pinned_clones, 1);
 	/* The export holds its own reference. */
 	cow_tensor_release(t);
 	d[0] = 42.0;
@@ -90,7 +81,7 @@ Test(dlpack, writable_export_materialises_a_lazy_copy)
 	cr_assert_eq(cow_tensor_lazy_clone(t, &c), COW_OK);
 	cr_assert_eq(cow_tensor_to_dlpack(c, 0, &m), COW_OK);
 	cr_assert_neq(m->dl_tensor.data, cow_tensor_const_data(t));
-	cr_assert_eq(stats().materialize_copies, 1);
+	cr_assert_eq(cow_test_stats().materialize_copies, 1);
 	((double *)m->dl_tensor.data)[0] = 9.0;
 	cr_assert_eq(at(t, 0, 0), 0.0);
 	cr_assert_eq(at(c, 0, 0), 9.0);
@@ -113,8 +104,8 @@ Test(dlpack, read_only_export_is_an_o1_snapshot)
 	cr_assert_not(m->flags & COW__DL_FLAG_IS_COPIED);
 	d = m->dl_tensor.data;
 	cr_assert_eq((const void *)d, cow_tensor_const_data(t), "no copy");
-	cr_assert_eq(stats().bytes_copied, 0);
-	cr_assert_eq(stats().materialize_copies, 0);
+	cr_assert_eq(cow_test_stats().bytes_copied, 0);
+	cr_assert_eq(cow_test_stats().materialize_copies, 0);
 	cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)));
 	/* A later write to the tensor does not show through. */
 	cr_assert_eq(cow_tensor_fill_(t, 1.0), COW_OK);

@@ -21,15 +21,6 @@ static int sentinel;
 TestSuite(external, .init = leak_setup, .fini = leak_teardown,
     .timeout = 30.0);
 
-static cow_stats_t
-stats(void)
-{
-	cow_stats_t st;
-
-	cow_stats_get(&st);
-	return st;
-}
-
 /* Row 1: a clone of borrowed memory held the last share and stole it, so
  * its write landed in the caller's buffer. */
 Test(external, borrowed_memory_is_never_stolen_by_a_clone)
@@ -49,8 +40,8 @@ Test(external, borrowed_memory_is_never_stolen_by_a_clone)
 	cr_assert_neq(p, (void *)buf, "the last share stole borrowed memory");
 	memset(p, 0xEE, N);
 	cr_assert(cow_test_check(buf, N, 1), "the caller's buffer changed");
-	cr_assert_eq(stats().external_copies, 1);
-	cr_assert_eq(stats().materialize_steals, 0);
+	cr_assert_eq(cow_test_stats().external_copies, 1);
+	cr_assert_eq(cow_test_stats().materialize_steals, 0);
 	cow_storage_release(b);
 }
 
@@ -71,7 +62,7 @@ Test(external, borrowed_memory_is_written_by_its_own_storage)
 	cow_storage_release(b);
 	cr_assert_eq(cow_storage_mutable_data(a, &p), COW_OK);
 	cr_assert_eq(p, (void *)buf, "last share: taken back in place");
-	cr_assert_eq(stats().materialize_steals, 1);
+	cr_assert_eq(cow_test_stats().materialize_steals, 1);
 	/* Shared: its write copies, the clone keeps the memory. */
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);
 	cr_assert_eq(cow_storage_mutable_data(a, &p), COW_OK);
@@ -97,7 +88,7 @@ Test(external, owned_memory_is_stolen_by_the_last_share)
 	cow_storage_release(a);
 	cr_assert_eq(cow_storage_mutable_data(b, &p), COW_OK);
 	cr_assert_eq(p, data);
-	cr_assert_eq(stats().external_copies, 0);
+	cr_assert_eq(cow_test_stats().external_copies, 0);
 	cow_storage_release(b);
 	cr_assert_eq(d.calls, 1);
 }
@@ -150,8 +141,8 @@ Test(external, read_only_mapping_is_never_written)
 	    "back");
 	memset(p, 2, n);
 	cr_assert_not(cow_storage_is_read_only(a));
-	cr_assert_eq(stats().external_copies, 2);
-	cr_assert_eq(stats().materialize_steals, 0);
+	cr_assert_eq(cow_test_stats().external_copies, 2);
+	cr_assert_eq(cow_test_stats().materialize_steals, 0);
 	cow_storage_release(a);
 	cow_storage_release(b);
 }
@@ -171,8 +162,8 @@ Test(external, read_only_private_storage_copies_on_first_write)
 	cr_assert(cow_test_check(p, n, 5), "the copy has the bytes");
 	cr_assert_eq(unmapped, 1);
 	((unsigned char *)p)[0] ^= 1;
-	cr_assert_eq(stats().materialize_copies, 1);
-	cr_assert_eq(stats().external_copies, 1);
+	cr_assert_eq(cow_test_stats().materialize_copies, 1);
+	cr_assert_eq(cow_test_stats().external_copies, 1);
 	cow_storage_release(a);
 	cr_assert_eq(unmapped, 1);
 }
@@ -192,7 +183,7 @@ Test(external, empty_read_only_storage_gives_memory_back_on_write)
 	cr_assert_null(p);
 	cr_assert_eq(d.calls, 1);
 	cr_assert_not(cow_storage_is_read_only(a));
-	cr_assert_eq(stats().materialize_copies, 0, "nothing was copied");
+	cr_assert_eq(cow_test_stats().materialize_copies, 0, "nothing was copied");
 	cow_storage_release(a);
 	cr_assert_eq(d.calls, 1);
 }
@@ -227,8 +218,8 @@ Test(external, borrowed_and_read_only_memory_clone_lazily)
 	cr_assert_eq(cow_storage_lazy_clone(r, &rc), COW_OK);
 	cr_assert(cow_storage_shares_data(a, b));
 	cr_assert(cow_storage_shares_data(r, rc));
-	cr_assert_eq(stats().eager_fallbacks, 0);
-	cr_assert_eq(stats().bytes_copied, 0);
+	cr_assert_eq(cow_test_stats().eager_fallbacks, 0);
+	cr_assert_eq(cow_test_stats().bytes_copied, 0);
 	cow_storage_release(a);
 	cow_storage_release(b);
 	cow_storage_release(r);
@@ -249,8 +240,8 @@ Test(external, pinned_pointer_does_not_reach_a_snapshot)
 	memset(p, 0x5A, N);
 	cr_assert(cow_test_check(cow_storage_const_data(snap), N, 6),
 	    "the snapshot changed under a pinned pointer");
-	cr_assert_eq(stats().pinned_clones, 1);
-	cr_assert_eq(stats().eager_fallbacks, 1);
+	cr_assert_eq(cow_test_stats().pinned_clones, 1);
+	cr_assert_eq(cow_test_stats().eager_fallbacks, 1);
 	cr_assert_eq(cow_storage_unpin(s), COW_OK);
 	cr_assert_not(cow_storage_is_pinned(s));
 	cow_storage_release(snap);
@@ -275,7 +266,7 @@ Test(external, pins_nest_and_unpin_restores_lazy_clones)
 	cr_assert_not(cow_storage_is_pinned(s));
 	cr_assert_eq(cow_storage_lazy_clone(s, &c), COW_OK);
 	cr_assert(cow_storage_shares_data(s, c));
-	cr_assert_eq(stats().pinned_clones, 0);
+	cr_assert_eq(cow_test_stats().pinned_clones, 0);
 	cow_storage_release(c);
 	cow_storage_release(s);
 }
@@ -339,7 +330,7 @@ Test(external, not_shareable_is_pinned_for_life)
 	cr_assert_eq(cow_storage_unpin(a), COW_EINVAL);
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);
 	cr_assert_not(cow_storage_shares_data(a, b));
-	cr_assert_eq(stats().pinned_clones, 1);
+	cr_assert_eq(cow_test_stats().pinned_clones, 1);
 	cow_storage_release(a);
 	cow_storage_release(b);
 }
