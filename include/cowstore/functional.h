@@ -196,8 +196,9 @@ COW_API const cow_backend_t *cow_functional_backend(const cow_tensor_t *t);
  * cow_functional_wrap - a new functional tensor on @backend (NULL: the
  * thread's backend) with @t's dtype, sizes and current values, in a new
  * alias group of its own. @t is only read: on the strided backend the base
- * is a lazy clone of @t (no bytes copied; a non-contiguous @t is copied
- * once), on the opaque backend a copy. A functional @t is cloned
+ * is a lazy clone of @t (no bytes copied; a non-contiguous @t, or one over
+ * borrowed memory, storage.h, is copied once), on the opaque backend a
+ * copy. A functional @t is cloned
  * (cow_tensor_clone) when the backend is the same.
  * Ownership: *out holds one reference; the caller keeps @t.
  * Thread-safety: a read of @t.

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "functional/functional.h"
+#include "storage/storage.h"
 #include "tensor/dtype.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
@@ -44,9 +45,16 @@ s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 	(void)be;
 	if (owned)
 		return wrap_value(t, cow__tensor_allocator(t), out, func);
-	/* Immutable from here on, however the caller writes @t later. */
-	if ((st = cow_tensor_lazy_clone(t, &c)) != COW_OK)
-		return cow__error_wrap(st, func, "");
+	/* Immutable from here on, however the caller writes @t later: a
+	 * lazy clone; but a copy of borrowed memory, whose storage could
+	 * then no longer write it in place (its writes would copy it away
+	 * from the caller's memory: storage.h). */
+	if (cow__storage_borrowed_home(t->storage))
+		st = cow__tensor_clone(t, &c, func);
+	else if ((st = cow_tensor_lazy_clone(t, &c)) != COW_OK)
+		st = cow__error_wrap(st, func, "");
+	if (st != COW_OK)
+		return st;
 	return wrap_value(c, cow__tensor_allocator(t), out, func);
 }
 

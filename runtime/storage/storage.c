@@ -309,6 +309,16 @@ cow_storage_unpin(cow_storage_t *storage)
 	return cow__storage_unpin(storage, __func__);
 }
 
+bool
+cow__storage_borrowed_home(const cow_storage_t *storage)
+{
+	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
+
+	return (storage->flags & COW__STORAGE_HOME) != 0 &&
+	    (ctx != NULL ? &ctx->buf : &storage->buf)->access ==
+	    COW__BUFFER_BORROWED;
+}
+
 void
 cow__storage_disown(cow_storage_t *storage)
 {

@@ -78,6 +78,11 @@ cow_status_t cow__storage_pin(cow_storage_t *storage, void **ptr,
     const char *func);
 cow_status_t cow__storage_unpin(cow_storage_t *storage, const char *func);
 
+/* Is @storage the one made over borrowed memory, still holding or sharing
+ * that memory (so that only it may write the memory: a lazy clone of it
+ * would make its writes copy)? A read of @storage. */
+bool cow__storage_borrowed_home(const cow_storage_t *storage);
+
 /* Undo the hand-over of cow_storage_from_external's memory: the storage
  * forgets its deleter, so that releasing it leaves the memory with the
  * caller. Only for the creator of a private storage, holding its only

@@ -487,3 +487,23 @@ Test(external, tensor_pin_keeps_snapshots_apart)
 	cow_tensor_release(v);
 	cow_tensor_release(t);
 }
+
+/* On a thread that creates functional tensors, a tensor over external
+ * memory joins the new storage's alias group, and its writes reach the
+ * memory (the storage made over borrowed memory writes it in place). */
+Test(external, functional_tensor_over_borrowed_memory_writes_it)
+{
+	int32_t data[4] = {1, 2, 3, 4};
+	cow_tensor_t *t;
+	bool previous;
+
+	cr_assert_eq(cow_functional_mode_set_thread(true, &previous), COW_OK);
+	cr_assert_eq(cow_tensor_from_external(data, COW_DTYPE_INT32, 1,
+	    (int64_t[]){4}, NULL, 0, NULL, NULL, 0, sys, &t), COW_OK);
+	cr_assert(cow_tensor_is_functional(t));
+	cr_assert_eq(cow_tensor_add_scalar_(t, 10.0), COW_OK);
+	cr_assert_eq(data[0], 11);
+	cr_assert_eq(data[3], 14);
+	cow_tensor_release(t);
+	cr_assert_eq(cow_functional_mode_set_thread(previous, NULL), COW_OK);
+}
