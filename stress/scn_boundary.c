@@ -619,6 +619,21 @@ bd_cell_new(struct bd_state *st, cow_dtype_t dt, int64_t n)
 	return c;
 }
 
+/* A cell of n random values (0..999), also written as dtype dt at dst. */
+static struct bd_cell *
+bd_cell_random(struct bd_state *st, cow_dtype_t dt, int64_t n,
+    unsigned char *dst, struct stress_rng *rng)
+{
+	struct bd_cell *c = bd_cell_new(st, dt, n);
+	size_t es = cow_dtype_size(dt);
+
+	for (int64_t i = 0; i < n; i++) {
+		c->flat[i] = (int64_t)stress_rng_below(rng, 1000);
+		bd_put(dst + (size_t)i * es, dt, c->flat[i]);
+	}
+	return c;
+}
+
 static void
 bd_cell_get(struct bd_cell *c)
 {
@@ -994,14 +1009,10 @@ bd_new_fresh(struct stress_run *run, struct bd_state *st,
 	cow_tensor_t *t;
 
 	bd_view_dense(&v, ndim, sizes, false);
-	c = bd_cell_new(st, dt, bd_numel(&v));
+	data = bd_alloc((size_t)bd_numel(&v) * es);
+	c = bd_cell_random(st, dt, bd_numel(&v), data, rng);
 	snprintf(c->origin, sizeof c->origin, "a fresh %s tensor",
 	    cow_dtype_name(dt));
-	data = bd_alloc((size_t)c->n * es);
-	for (int64_t i = 0; i < c->n; i++) {
-		c->flat[i] = (int64_t)stress_rng_below(rng, 1000);
-		bd_put(data + (size_t)i * es, dt, c->flat[i]);
-	}
 	if (!stress_check(run, cow_tensor_from_data(dt, ndim, sizes, data,
 	    stress_allocator(), &t) == COW_OK, "cow_tensor_from_data: %s",
 	    cow_last_error()))
@@ -1073,11 +1084,7 @@ bd_new_producer(struct stress_run *run, struct bd_state *st,
 	m->base = p;
 	stress_ext_add(m->nbytes);
 	stress_pattern_fill(m->base, m->lead, stress_rng_next(rng));
-	c = bd_cell_new(st, dt, bd_numel(&v));
-	for (int64_t i = 0; i < c->n; i++) {
-		c->flat[i] = (int64_t)stress_rng_below(rng, 1000);
-		bd_put(m->base + m->lead + (size_t)i * es, dt, c->flat[i]);
-	}
+	c = bd_cell_random(st, dt, bd_numel(&v), m->base + m->lead, rng);
 	m->sum = stress_checksum(m->base, ro ? m->nbytes : m->lead);
 	for (int d = 0; d < ndim; d++) {
 		m->shape[d] = v.sizes[d];
@@ -1164,11 +1171,7 @@ bd_new_borrowed(struct stress_run *run, struct bd_state *st,
 	m->base = p;
 	m->expect = bd_alloc(m->nbytes);
 	stress_ext_add(m->nbytes);
-	c = bd_cell_new(st, dt, bd_numel(&v));
-	for (int64_t i = 0; i < c->n; i++) {
-		c->flat[i] = (int64_t)stress_rng_below(rng, 1000);
-		bd_put(m->base + (size_t)i * es, dt, c->flat[i]);
-	}
+	c = bd_cell_random(st, dt, bd_numel(&v), m->base, rng);
 	memcpy(m->expect, m->base, m->nbytes);
 	atomic_store(&m->rec_refs, 1);
 	atomic_store(&m->data_refs, 1);
@@ -1217,11 +1220,7 @@ bd_new_mapped(struct stress_run *run, struct bd_state *st,
 		abort();
 	m->base = p;
 	stress_ext_add(m->nbytes);
-	c = bd_cell_new(st, dt, bd_numel(&v));
-	for (int64_t i = 0; i < c->n; i++) {
-		c->flat[i] = (int64_t)stress_rng_below(rng, 1000);
-		bd_put(m->base + (size_t)i * es, dt, c->flat[i]);
-	}
+	c = bd_cell_random(st, dt, bd_numel(&v), m->base, rng);
 	if (mprotect(m->base, m->nbytes, PROT_READ) != 0)
 		abort();
 	m->sum = stress_checksum(m->base, m->nbytes);
