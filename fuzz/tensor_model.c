@@ -211,8 +211,10 @@ tm_from_int(cow_dtype_t dtype, int64_t x)
 tm_value_t
 tm_convert(cow_dtype_t from, tm_value_t v, cow_dtype_t to)
 {
-	if (tm_is_float(from) || tm_is_complex(from))
+	if (tm_is_complex(from))
 		return from_exact(to, v.f, v.im);
+	if (tm_is_float(from))  /* a real value's imaginary part is +0 */
+		return from_exact(to, v.f, 0);
 	if (from == COW_DTYPE_UINT64 && v.i < 0 &&
 	    (tm_is_float(to) || tm_is_complex(to)))
 		return from_exact(to, (long double)(uint64_t)v.i, 0);
@@ -293,7 +295,9 @@ tm_neg(cow_dtype_t dtype, tm_value_t a)
 {
 	tm_value_t r = {0, 0.0, 0.0};
 
-	if (tm_is_float(dtype) || tm_is_complex(dtype)) {
+	if (tm_is_float(dtype))
+		r.f = -a.f;
+	else if (tm_is_complex(dtype)) {
 		r.f = -a.f;
 		r.im = -a.im;
 	} else
