@@ -10,9 +10,11 @@
 #     it adds a deb-src entry for the configured Debian suites if there is
 #     none; otherwise it prints what to do and exits 1.
 #
-# Usage: scripts/deps.sh [all|run]
+# Usage: scripts/deps.sh [all|run|python]
 #   all (the default; test.sh, bench.sh, anchors.sh): everything the presets
 #       and their tests need
+#   python (python-install.sh): what the Python module needs to build (run's
+#       packages and Python 3's headers)
 #   run (run.sh): what the release library and cow_stress need to build: a
 #       C compiler, CMake, make and ConcurrencyKit's headers (the run preset
 #       has no tests, so no Criterion, clang, valgrind, spin or gnuplot)
@@ -27,6 +29,9 @@ case ${1:-all} in
 run)
 	packages=("${run_packages[@]}")
 	;;
+python)
+	packages=("${run_packages[@]}" python3 python3-dev)
+	;;
 all)
 	packages=(
 		"${run_packages[@]}"
@@ -36,13 +41,16 @@ all)
 		valgrind spin             # memcheck, protocol model checking
 		python3                   # embedding test (ctypes)
 		python3-numpy             # tests/dtype, dlpack.numpy: NumPy as the reference and a DLPack peer
+		python3-dev               # the Python module (python/)
+		python3-pytest python3-hypothesis  # its tests (tests/python)
+		python3-torch             # PyTorch 1.13, a DLPack peer of the Python tests
 		libdlpack-dev             # dlpack.abi: the legacy ABI as Debian ships it
 		g++                       # install test: a C++ consumer
 		gnuplot-nox               # benchmark charts
 	)
 	;;
 *)
-	echo "usage: scripts/deps.sh [all|run]" >&2
+	echo "usage: scripts/deps.sh [all|run|python]" >&2
 	exit 2
 	;;
 esac

@@ -1,0 +1,512 @@
+/*
+ * convert.c - between Python values and the library's: dtypes (names,
+ * NumPy and PyTorch dtypes, buffer formats), shapes, scalars, and tensors
+ * built from nested sequences.
+ */
+#include <string.h>
+
+#include "pycow.h"
+
+static const char *const formats[COW_DTYPE_COUNT] = {
+	[COW_DTYPE_BOOL] = "?",
+	[COW_DTYPE_UINT8] = "B",
+	[COW_DTYPE_INT32] = "i",
+	[COW_DTYPE_INT64] = "q",
+	[COW_DTYPE_FLOAT32] = "f",
+	[COW_DTYPE_FLOAT64] = "d",
+	[COW_DTYPE_INT8] = "b",
+	[COW_DTYPE_INT16] = "h",
+	[COW_DTYPE_UINT16] = "H",
+	[COW_DTYPE_UINT32] = "I",
+	[COW_DTYPE_UINT64] = "Q",
+	[COW_DTYPE_FLOAT16] = "e",
+	[COW_DTYPE_BFLOAT16] = NULL,
+	[COW_DTYPE_COMPLEX64] = "Zf",
+	[COW_DTYPE_COMPLEX128] = "Zd",
+};
+
+const char *
+pycow_dtype_format(cow_dtype_t dtype)
+{
+	return (unsigned)dtype < COW_DTYPE_COUNT ? formats[dtype] : NULL;
+}
+
+PyObject *
+pycow_dtype_name(cow_dtype_t dtype)
+{
+	return PyUnicode_FromString(cow_dtype_name(dtype));
+}
+
+static int
+dtype_from_name(const char *name, cow_dtype_t *out)
+{
+	static const struct { const char *alias; cow_dtype_t dtype; } aliases[] = {
+		{ "float", COW_DTYPE_FLOAT64 }, { "int", COW_DTYPE_INT64 },
+		{ "complex", COW_DTYPE_COMPLEX128 }, { "half", COW_DTYPE_FLOAT16 },
+		{ "double", COW_DTYPE_FLOAT64 }, { "long", COW_DTYPE_INT64 },
+		{ "cfloat", COW_DTYPE_COMPLEX64 }, { "cdouble", COW_DTYPE_COMPLEX128 },
+		{ "bool_", COW_DTYPE_BOOL },
+	};
+	if (strncmp(name, "torch.", 6) == 0)
+		name += 6;
+	for (int d = 0; d < COW_DTYPE_COUNT; d++) {
+		if (strcmp(name, cow_dtype_name((cow_dtype_t)d)) == 0) {
+			*out = (cow_dtype_t)d;
+			return 0;
+		}
+	}
+	for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++) {
+		if (strcmp(name, aliases[i].alias) == 0) {
+			*out = aliases[i].dtype;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int
+pycow_dtype_from_object(PyObject *obj, cow_dtype_t *out)
+{
+	PyObject *name = NULL;
+
+	if (obj == (PyObject *)&PyFloat_Type)
+		return *out = COW_DTYPE_FLOAT64, 0;
+	if (obj == (PyObject *)&PyLong_Type)
+		return *out = COW_DTYPE_INT64, 0;
+	if (obj == (PyObject *)&PyBool_Type)
+		return *out = COW_DTYPE_BOOL, 0;
+	if (obj == (PyObject *)&PyComplex_Type)
+		return *out = COW_DTYPE_COMPLEX128, 0;
+	if (PyUnicode_Check(obj)) {
+		name = Py_NewRef(obj);
+	} else if (PyType_Check(obj)) {          /* numpy.float32 */
+		name = PyObject_GetAttrString(obj, "__name__");
+	} else if (PyObject_HasAttrString(obj, "name") &&
+	    !PyObject_HasAttrString(obj, "is_floating_point")) {
+		name = PyObject_GetAttrString(obj, "name");   /* numpy.dtype */
+	} else {
+		name = PyObject_Str(obj);            /* torch.float32 */
+	}
+	if (name == NULL)
+		return -1;
+	const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+	if (s != NULL && dtype_from_name(s, out) == 0) {
+		Py_DECREF(name);
+		return 0;
+	}
+	if (!PyErr_Occurred())
+		PyErr_Format(PyExc_TypeError, "cowstore: unknown dtype %R "
+		    "(known: bool, int8, int16, int32, int64, uint8, uint16, "
+		    "uint32, uint64, float16, bfloat16, float32, float64, "
+		    "complex64, complex128)", obj);
+	Py_DECREF(name);
+	return -1;
+}
+
+int
+pycow_dtype_from_format(const char *format, Py_ssize_t itemsize,
+    cow_dtype_t *out)
+{
+	const char *f = format != NULL ? format : "B";
+
+	if (*f == '@' || *f == '=' || *f == '<')   /* native order, x86/arm */
+		f++;
+	/* 'l' and 'L' are C long: 8 bytes here, as int64. */
+	if (strcmp(f, "l") == 0 && itemsize == 8)
+		f = "q";
+	else if (strcmp(f, "L") == 0 && itemsize == 8)
+		f = "Q";
+	else if (strcmp(f, "c") == 0)
+		f = "B";
+	for (int d = 0; d < COW_DTYPE_COUNT; d++) {
+		if (formats[d] != NULL && strcmp(f, formats[d]) == 0 &&
+		    (size_t)itemsize == cow_dtype_size((cow_dtype_t)d)) {
+			*out = (cow_dtype_t)d;
+			return 0;
+		}
+	}
+	PyErr_Format(PyExc_TypeError, "cowstore: the buffer's format '%s' "
+	    "(item size %zd) is not a dtype cowstore knows", f, itemsize);
+	return -1;
+}
+
+static int
+shape_item(PyObject *item, int64_t *out)
+{
+	long long v = PyLong_AsLongLong(item);
+	if (v == -1 && PyErr_Occurred()) {
+		if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+			PyErr_Clear();
+			PyErr_Format(PyExc_TypeError, "cowstore: a shape "
+			    "entry must be an int, not %.100s",
+			    Py_TYPE(item)->tp_name);
+		}
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int
+pycow_parse_shape(PyObject *args, int64_t *sizes)
+{
+	PyObject *seq = args;
+
+	if (PyLong_Check(args))
+		return shape_item(args, &sizes[0]) < 0 ? -1 : 1;
+	if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1 &&
+	    !PyLong_Check(PyTuple_GET_ITEM(args, 0)))
+		seq = PyTuple_GET_ITEM(args, 0);
+	if (PyLong_Check(seq))
+		return shape_item(seq, &sizes[0]) < 0 ? -1 : 1;
+	PyObject *fast = PySequence_Fast(seq, "cowstore: a shape is an int "
+	    "or a sequence of ints");
+	if (fast == NULL)
+		return -1;
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+	if (n > COW_TENSOR_MAX_NDIM) {
+		Py_DECREF(fast);
+		PyErr_Format(PyExc_ValueError, "cowstore: %zd dimensions; at "
+		    "most %d", n, COW_TENSOR_MAX_NDIM);
+		return -1;
+	}
+	for (Py_ssize_t i = 0; i < n; i++) {
+		if (shape_item(PySequence_Fast_GET_ITEM(fast, i), &sizes[i]) < 0) {
+			Py_DECREF(fast);
+			return -1;
+		}
+	}
+	Py_DECREF(fast);
+	return (int)n;
+}
+
+PyObject *
+pycow_int64_tuple(const int64_t *v, int n)
+{
+	PyObject *tuple = PyTuple_New(n);
+	for (int i = 0; tuple != NULL && i < n; i++) {
+		PyObject *item = PyLong_FromLongLong(v[i]);
+		if (item == NULL) {
+			Py_CLEAR(tuple);
+			break;
+		}
+		PyTuple_SET_ITEM(tuple, i, item);
+	}
+	return tuple;
+}
+
+static bool
+dtype_is_complex(cow_dtype_t d)
+{
+	return d == COW_DTYPE_COMPLEX64 || d == COW_DTYPE_COMPLEX128;
+}
+
+static bool
+dtype_is_float(cow_dtype_t d)
+{
+	return d == COW_DTYPE_FLOAT16 || d == COW_DTYPE_BFLOAT16 ||
+	    d == COW_DTYPE_FLOAT32 || d == COW_DTYPE_FLOAT64;
+}
+
+PyObject *
+pycow_element(const cow_tensor_t *t, const int64_t *index)
+{
+	cow_dtype_t d = cow_tensor_dtype(t);
+
+	if (dtype_is_complex(d)) {
+		/* Both parts: get_f64 gives only the real one. */
+		const char *p = cow_tensor_const_data(t);
+		if (p == NULL) {
+			pycow_check(COW_EALIASING);
+			return NULL;
+		}
+		const int64_t *strides = cow_tensor_strides(t);
+		int64_t off = 0;
+		for (int i = 0; i < cow_tensor_ndim(t); i++)
+			off += index[i] * strides[i];
+		p += off * (int64_t)cow_dtype_size(d);
+		if (d == COW_DTYPE_COMPLEX64) {
+			float v[2];
+			memcpy(v, p, sizeof v);
+			return PyComplex_FromDoubles(v[0], v[1]);
+		}
+		double v[2];
+		memcpy(v, p, sizeof v);
+		return PyComplex_FromDoubles(v[0], v[1]);
+	}
+	if (dtype_is_float(d)) {
+		double v;
+		if (pycow_check(cow_tensor_get_f64(t, index, &v)) < 0)
+			return NULL;
+		return PyFloat_FromDouble(v);
+	}
+	int64_t v;
+	if (pycow_check(cow_tensor_get_i64(t, index, &v)) < 0)
+		return NULL;
+	if (d == COW_DTYPE_BOOL)
+		return PyBool_FromLong(v != 0);
+	if (d == COW_DTYPE_UINT64)
+		return PyLong_FromUnsignedLongLong((unsigned long long)v);
+	return PyLong_FromLongLong(v);
+}
+
+int
+pycow_is_scalar(PyObject *obj)
+{
+	return PyBool_Check(obj) || PyLong_Check(obj) || PyFloat_Check(obj) ||
+	    PyComplex_Check(obj);
+}
+
+/* A 0-d tensor holding @value exactly: bool, int64 (uint64 above
+ * INT64_MAX), float64 or complex128. */
+static cow_tensor_t *
+exact_scalar(PyObject *value)
+{
+	cow_tensor_t *s = NULL;
+	cow_status_t st;
+
+	if (PyBool_Check(value)) {
+		uint8_t b = value == Py_True;
+		st = cow_tensor_from_data(COW_DTYPE_BOOL, 0, NULL, &b, NULL, &s);
+	} else if (PyLong_Check(value)) {
+		int overflow;
+		long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+		if (v == -1 && PyErr_Occurred())
+			return NULL;
+		if (overflow > 0) {
+			unsigned long long u = PyLong_AsUnsignedLongLong(value);
+			if (u == (unsigned long long)-1 && PyErr_Occurred())
+				return NULL;
+			st = cow_tensor_from_data(COW_DTYPE_UINT64, 0, NULL, &u,
+			    NULL, &s);
+		} else if (overflow < 0) {
+			PyErr_SetString(PyExc_OverflowError, "cowstore: an "
+			    "integer below -2**63 fits no dtype");
+			return NULL;
+		} else {
+			int64_t i = v;
+			st = cow_tensor_from_data(COW_DTYPE_INT64, 0, NULL, &i,
+			    NULL, &s);
+		}
+	} else if (PyFloat_Check(value)) {
+		double f = PyFloat_AS_DOUBLE(value);
+		st = cow_tensor_from_data(COW_DTYPE_FLOAT64, 0, NULL, &f, NULL, &s);
+	} else if (PyComplex_Check(value)) {
+		double c[2] = { PyComplex_RealAsDouble(value),
+		    PyComplex_ImagAsDouble(value) };
+		st = cow_tensor_from_data(COW_DTYPE_COMPLEX128, 0, NULL, c, NULL,
+		    &s);
+	} else {
+		PyErr_Format(PyExc_TypeError, "cowstore: expected a Tensor or a "
+		    "Python scalar, got %.100s", Py_TYPE(value)->tp_name);
+		return NULL;
+	}
+	return pycow_check(st) < 0 ? NULL : s;
+}
+
+int
+pycow_fill(cow_tensor_t *t, PyObject *value)
+{
+	cow_tensor_t *s = exact_scalar(value);
+	cow_status_t st;
+
+	if (s == NULL)
+		return -1;
+	/* @s is ours alone: only @t's storage needs its stripe. */
+	PYCOW_LOCKED1(t, true, st = cow_tensor_copy_(t, s));
+	cow_tensor_release(s);
+	return pycow_check(st);
+}
+
+/* --- tensor(nested sequences) --------------------------------------- */
+
+struct nested {
+	int ndim;
+	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	cow_dtype_t kind;            /* bool < int64 < float64 < complex128 */
+	bool any;                    /* a scalar was seen */
+};
+
+static int
+kind_rank(cow_dtype_t d)
+{
+	return d == COW_DTYPE_BOOL ? 0 : d == COW_DTYPE_INT64 ? 1 :
+	    d == COW_DTYPE_FLOAT64 ? 2 : 3;
+}
+
+/* Shape from the first elements, then every element checked by fill. */
+static int
+nested_shape(PyObject *obj, struct nested *n)
+{
+	n->ndim = 0;
+	while (!pycow_is_scalar(obj)) {
+		if (!PySequence_Check(obj) || PyUnicode_Check(obj) ||
+		    PyBytes_Check(obj)) {
+			PyErr_Format(PyExc_TypeError, "cowstore.tensor: expected "
+			    "nested sequences of numbers, found %.100s",
+			    Py_TYPE(obj)->tp_name);
+			return -1;
+		}
+		if (n->ndim == COW_TENSOR_MAX_NDIM) {
+			PyErr_Format(PyExc_ValueError, "cowstore.tensor: more "
+			    "than %d dimensions", COW_TENSOR_MAX_NDIM);
+			return -1;
+		}
+		Py_ssize_t len = PySequence_Size(obj);
+		if (len < 0)
+			return -1;
+		n->sizes[n->ndim++] = len;
+		if (len == 0)
+			return 0;
+		PyObject *first = PySequence_GetItem(obj, 0);
+		if (first == NULL)
+			return -1;
+		Py_DECREF(first);  /* the sequence keeps it alive */
+		obj = first;
+	}
+	return 0;
+}
+
+static int
+nested_walk(PyObject *obj, int dim, const struct nested *n, cow_dtype_t *kind,
+    double *out, int64_t *ints, size_t *pos)
+{
+	if (dim == n->ndim) {
+		if (!pycow_is_scalar(obj)) {
+			PyErr_SetString(PyExc_ValueError, "cowstore.tensor: the "
+			    "sequences are nested unevenly");
+			return -1;
+		}
+		cow_dtype_t k = PyBool_Check(obj) ? COW_DTYPE_BOOL :
+		    PyLong_Check(obj) ? COW_DTYPE_INT64 :
+		    PyFloat_Check(obj) ? COW_DTYPE_FLOAT64 : COW_DTYPE_COMPLEX128;
+		if (kind_rank(k) > kind_rank(*kind))
+			*kind = k;
+		if (PyLong_Check(obj)) {
+			long long v = PyLong_AsLongLong(obj);
+			if (v == -1 && PyErr_Occurred())
+				return -1;
+			ints[*pos] = v;
+			out[2 * *pos] = (double)v;
+			out[2 * *pos + 1] = 0;
+		} else {
+			Py_complex c = PyComplex_AsCComplex(obj);
+			if (c.real == -1.0 && PyErr_Occurred())
+				return -1;
+			out[2 * *pos] = c.real;
+			out[2 * *pos + 1] = c.imag;
+			ints[*pos] = 0;
+		}
+		(*pos)++;
+		return 0;
+	}
+	if (pycow_is_scalar(obj) || !PySequence_Check(obj) ||
+	    PySequence_Size(obj) != n->sizes[dim]) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_ValueError, "cowstore.tensor: the "
+			    "sequences are nested unevenly");
+		return -1;
+	}
+	for (Py_ssize_t i = 0; i < n->sizes[dim]; i++) {
+		PyObject *item = PySequence_GetItem(obj, i);
+		if (item == NULL)
+			return -1;
+		int rc = nested_walk(item, dim + 1, n, kind, out, ints, pos);
+		Py_DECREF(item);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+PyObject *
+pycow_tensor_from_sequence(PyObject *data, PyObject *dtype_obj)
+{
+	struct nested n;
+	size_t numel = 1;
+
+	if (nested_shape(data, &n) < 0)
+		return NULL;
+	for (int i = 0; i < n.ndim; i++)
+		numel *= (size_t)n.sizes[i];
+	/* Every value as (real, imaginary) pairs: complex128's layout. */
+	double *vals = PyMem_Calloc(numel ? 2 * numel : 2, sizeof *vals);
+	int64_t *ints = PyMem_Calloc(numel ? numel : 1, sizeof *ints);
+	cow_dtype_t kind = COW_DTYPE_BOOL, want;
+	size_t pos = 0;
+	PyObject *result = NULL;
+	cow_tensor_t *src = NULL, *dst = NULL;
+
+	if (vals == NULL || ints == NULL) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (nested_walk(data, 0, &n, &kind, vals, ints, &pos) < 0)
+		goto out;
+	if (numel == 0)
+		kind = COW_DTYPE_FLOAT64;  /* NumPy's default */
+	want = kind;
+	if (dtype_obj != NULL && dtype_obj != Py_None &&
+	    pycow_dtype_from_object(dtype_obj, &want) < 0)
+		goto out;
+	/* Exact values first, in the widest kind seen, then converted. */
+	if (kind == COW_DTYPE_INT64 || kind == COW_DTYPE_BOOL) {
+		if (kind == COW_DTYPE_BOOL)
+			for (size_t i = 0; i < numel; i++)
+				((uint8_t *)ints)[i] = ints[i] != 0 ||
+				    vals[2 * i] != 0;
+		if (pycow_check(cow_tensor_from_data(kind, n.ndim, n.sizes, ints,
+		    NULL, &src)) < 0)
+			goto out;
+	} else if (kind == COW_DTYPE_FLOAT64) {
+		/* The real parts, packed in place (vals[2i] is read before
+		 * vals[i] is written, for every i). */
+		for (size_t i = 0; i < numel; i++)
+			vals[i] = vals[2 * i];
+		if (pycow_check(cow_tensor_from_data(kind, n.ndim, n.sizes, vals,
+		    NULL, &src)) < 0)
+			goto out;
+	} else if (pycow_check(cow_tensor_from_data(kind, n.ndim, n.sizes, vals,
+	    NULL, &src)) < 0) {
+		goto out;
+	}
+	if (want == kind) {
+		result = pycow_wrap(src);
+		src = NULL;
+		goto out;
+	}
+	if (pycow_check(cow_tensor_empty(want, n.ndim, n.sizes, NULL, &dst)) < 0 ||
+	    pycow_check(cow_tensor_copy_(dst, src)) < 0)
+		goto out;
+	result = pycow_wrap(dst);
+	dst = NULL;
+out:
+	cow_tensor_release(src);
+	cow_tensor_release(dst);
+	PyMem_Free(vals);
+	PyMem_Free(ints);
+	return result;
+}
+
+int
+pycow_scalar_like(PyObject *value, cow_dtype_t dtype, cow_tensor_t **out)
+{
+	cow_tensor_t *s = exact_scalar(value), *t = NULL;
+	if (s == NULL)
+		return -1;
+	int rc = pycow_check(cow_tensor_empty(dtype, 0, NULL, NULL, &t));
+	if (rc == 0 && (rc = pycow_check(cow_tensor_copy_(t, s))) < 0)
+		cow_tensor_release(t);
+	cow_tensor_release(s);
+	if (rc == 0)
+		*out = t;
+	return rc;
+}
+
+cow_status_t
+pycow_read_then_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
+{
+	if (cow_tensor_numel(t) > 0 && cow_tensor_const_data(t) == NULL)
+		return COW_EALIASING;   /* refused: cow_last_error() says why */
+	return cow_tensor_lazy_clone(t, out);
+}
