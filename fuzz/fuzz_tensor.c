@@ -1369,6 +1369,73 @@ op_set(struct fz *z, struct fuzz_input *in)
 	    tm_from_double(tm_dtype(&z->m, dst), value));
 }
 
+/*
+ * The library's sums (ops.h, kernels.c): the iterator merges the innermost
+ * dimensions that a's strides let it walk as one run (size-1 dimensions
+ * dropped; iter.h), and a run whose every element goes to one output
+ * element is summed pairwise, NumPy's way, then added to that output
+ * element; complex runs, and runs that spread over several outputs, are
+ * added in index order. This is the length of the first kind of run in a
+ * sum over every element of @l.
+ */
+static int64_t
+model_sum_run(const struct tm_layout *l)
+{
+	int64_t len = 0, stride = 0;
+
+	for (int i = l->ndim - 1; i >= 0; i--) {
+		if (l->sizes[i] == 1)
+			continue;
+		if (len == 0) {
+			len = l->sizes[i];
+			stride = l->strides[i];
+		} else if ((i128)stride * len == (i128)l->strides[i]) {
+			len *= l->sizes[i];
+		} else {
+			break;
+		}
+	}
+	return len == 0 ? 1 : len;
+}
+
+/* The pairwise sum, in @adt, of @n elements of slot @a (of @dt) from
+ * row-major index @first: fewer than 8 in order from 0; up to 128 in
+ * eight partial sums; more split at n / 2 rounded down to a multiple of 8
+ * (loops.c, PAIRWISE). */
+static tm_value_t
+model_pairwise(struct fz *z, int a, cow_dtype_t dt, cow_dtype_t adt,
+    int64_t first, int64_t n)
+{
+#define X(i) tm_convert(dt, tm_get(&z->m, a, first + (i)), adt)
+	tm_value_t r[8], res;
+	int64_t i, n2;
+
+	if (n < 8) {
+		res = tm_from_int(adt, 0);
+		for (i = 0; i < n; i++)
+			res = tm_add(adt, res, X(i));
+		return res;
+	}
+	if (n <= 128) {
+		for (int j = 0; j < 8; j++)
+			r[j] = X(j);
+		for (i = 8; i < n - n % 8; i += 8)
+			for (int j = 0; j < 8; j++)
+				r[j] = tm_add(adt, r[j], X(i + j));
+		res = tm_add(adt,
+		    tm_add(adt, tm_add(adt, r[0], r[1]), tm_add(adt, r[2], r[3])),
+		    tm_add(adt, tm_add(adt, r[4], r[5]), tm_add(adt, r[6], r[7])));
+		for (; i < n; i++)
+			res = tm_add(adt, res, X(i));
+		return res;
+	}
+#undef X
+	n2 = n / 2;
+	n2 -= n2 % 8;
+	return tm_add(adt, model_pairwise(z, a, dt, adt, first, n2),
+	    model_pairwise(z, a, dt, adt, first + n2, n - n2));
+}
+
 /* Out-of-place: add, mul, neg, sum, sum_dim, equal. */
 static void
 op_outofplace(struct fz *z, struct fuzz_input *in)
@@ -1478,19 +1545,26 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 	if (kind == 3 || kind == 4) {
 		/* Output element k: the run of la.sizes[d] inputs that
 		 * differ only in dimension d (every input for a sum),
-		 * summed in index order in the accumulation dtype, then
-		 * converted to the result's. */
+		 * summed in the accumulation dtype as the library does
+		 * (model_sum_run), then converted to the result's. */
 		cow_dtype_t adt = tm_sum_acc_dtype(dt);
 		int64_t inner = 1, len = kind == 3 ? tm_numel(&la) :
-		    la.sizes[d];
+		    la.sizes[d], run = 0;
 
 		for (int i = d + 1; kind == 4 && i < la.ndim; i++)
 			inner *= la.sizes[i];
+		if (!tm_is_complex(dt) && kind == 3)
+			run = model_sum_run(&la);
+		else if (!tm_is_complex(dt) && inner == 1)
+			run = len;  /* d is the innermost dimension */
 		for (int64_t k = 0; k < n; k++) {
 			int64_t outer = k / inner, rest = k % inner;
 			tm_value_t acc = tm_from_int(adt, 0);
 
-			for (int64_t j = 0; j < len; j++)
+			for (int64_t j = 0; run > 0 && j < len; j += run)
+				acc = tm_add(adt, acc, model_pairwise(z, a, dt,
+				    adt, outer * len + j, run));
+			for (int64_t j = 0; run == 0 && j < len; j++)
 				acc = tm_add(adt, acc, tm_convert(dt,
 				    tm_get(&z->m, a, (outer * len + j) *
 				    inner + rest), adt));

@@ -37,8 +37,9 @@
  * - bool: add is logical or, mul is logical and; neg is refused
  *   (COW_EDTYPE).
  * - float32 and float64: IEEE arithmetic in the dtype.
- * - float16 and bfloat16: each op computes in float32 and rounds the result
- *   to the dtype (NumPy's float16 rule).
+ * - float16 and bfloat16: add and mul compute in float32 and round the
+ *   result to the dtype (NumPy's float16 rule); neg flips the sign bit
+ *   (exact; a NaN keeps its payload, as NumPy's half negative does).
  * - complex64 and complex128: add and neg componentwise; mul is (ac - bd) +
  *   (ad + bc)i with every product and sum rounded to the component type
  *   (NumPy's loop, not C's Annex G multiplication: no special handling of
@@ -155,10 +156,24 @@ COW_API cow_status_t cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out);
  * Result dtype: int64 for bool, int8, int16, int32, int64 and uint8; uint64
  * for uint16, uint32 and uint64 (both wrapping modulo 2^64); the input's
  * dtype for floating and complex inputs: float32, float64, complex64 and
- * complex128 accumulate in that dtype, in index order; float16 and bfloat16
- * accumulate in float32, in index order, and round once at the end (into a
- * float32 scratch of the result's shape, from the same allocator). The sum
- * of no elements is 0.
+ * complex128 accumulate in that dtype; float16 and bfloat16 accumulate in
+ * float32 and round once at the end (into a float32 scratch of the
+ * result's shape, from the same allocator). The sum of no elements is 0.
+ * Order (floating dtypes; integer sums are exact in any order): the
+ * elements form runs, the innermost dimensions that the strides let one
+ * walk (all of a contiguous tensor; for cow_tensor_sum_dim, dimension @dim
+ * when it is the innermost of size above 1). Each run of n elements is
+ * summed pairwise, as NumPy 1.24 sums (fewer than 8 in index order from
+ * +0; up to 128 in eight interleaved partial sums; longer runs split in
+ * two), and the run sums are added to 0 in index order; a sum over an
+ * outer dimension, and a complex sum, adds in index order. A contiguous
+ * real tensor's sum is therefore NumPy's, bit for bit. Error bound, with
+ * u = 2^-24 (float32, float16, bfloat16) or 2^-53 (float64) and S the sum
+ * of the absolute values: |computed - exact| <= k u S / (1 - k u), with
+ * k = 26 + ceil(log2(n / 128)) (n > 128; k = n for n < 8, 26 for n <= 128)
+ * for a single run, plus one for each further run; float16 and bfloat16
+ * then round once to the dtype. An index-order sum's k is the element
+ * count: 2^25 float32 ones sum to 2^25 here, to 2^24 in index order.
  * Ownership: *out holds one reference. Thread-safety: a read of @a.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM.
  */

@@ -67,6 +67,12 @@ struct cow_storage_s {
 	uint64_t warned;
 };
 
+/* cow_storage_new, without the zero fill: the bytes are unspecified, for a
+ * creator that writes every one before anyone reads (a kernel's output).
+ * @allocator NULL: the default. Errors as cow_storage_new, naming @func. */
+cow_status_t cow__storage_new_uninit(size_t nbytes, cow_allocator_t *allocator,
+    cow_storage_t **out, const char *func);
+
 /* cow_storage_from_external_with_allocator with errors naming @func. */
 cow_status_t cow__storage_external(void *data, size_t nbytes,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,

@@ -16,7 +16,7 @@ cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 
 	if (t->ext != NULL)
 		return t->ext->clone(t, out, func);
-	if ((st = cow__tensor_new_contiguous(t->dtype, t->ndim, t->sizes,
+	if ((st = cow__tensor_new_output(t->dtype, t->ndim, t->sizes,
 	    cow__tensor_allocator(t), &c, func)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_copy(c, t, func)) != COW_OK) {

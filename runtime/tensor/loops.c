@@ -1,38 +1,208 @@
 /*
  * loops.c - inner loops of the elementwise kernels (see loops.h).
  */
+#include <math.h>
 #include <string.h>
 
 #include "tensor/dtype.h"
 #include "tensor/half.h"
 #include "tensor/loops.h"
 
+/*
+ * Fast paths. The iterator hands a loop one run at a time; after it merges
+ * dimensions, an op over dense operands is one run whose strides are the
+ * element size, and a scalar or broadcast operand has stride 0. For those
+ * runs the loops below use typed pointers with constant strides, which the
+ * compiler vectorises. They need the operands aligned to the element
+ * (true of every storage the library allocates and of every tensor made
+ * over external memory; a caller's raw storage viewed as a wider dtype may
+ * not be, and takes the general loop).
+ *
+ * Overlap (kernels.h): an input that overlaps the destination with another
+ * element mapping was copied to a temporary first, so in a dense run an
+ * input either is the destination (the same address: in place) or does not
+ * overlap it at all. Each case gets a loop whose restrict-qualified
+ * pointers say exactly that; inputs may overlap each other (both only
+ * read).
+ */
+#define ALIGNED(ptr, T) (((uintptr_t)(ptr) & (_Alignof(T) - 1)) == 0)
+
+/*
+ * Wider vectors where the machine has them: on x86-64 each dense loop is
+ * compiled twice, for the baseline (SSE2) and for AVX2, and the dynamic
+ * loader picks one for the machine it runs on (target_clones: an ifunc,
+ * resolved once). What ships never assumes AVX; a machine without it runs
+ * the baseline. Measured: docs/performance.md, "Kernels against NumPy".
+ * GCC only: Clang 14 gives a static function's resolver global default
+ * visibility, which would export it from the shared library; Clang builds
+ * (the sanitizer presets among them) run the baseline loops.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    defined(__ELF__)
+#define DENSE __attribute__((target_clones("avx2", "default")))
+#else
+#define DENSE
+#endif
+
 #define BINARY_LOOP(name, T, EXPR)                                          \
+static inline T                                                             \
+name##_op(T x, T y)                                                         \
+{                                                                           \
+	return (T)(EXPR);                                                   \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_vv(T *restrict d, const T *restrict a, const T *restrict b,          \
+    int64_t n)                                                              \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(a[i], b[i]);                               \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_dv(T *restrict d, const T *restrict b, int64_t n)                    \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(d[i], b[i]);                               \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_vd(T *restrict d, const T *restrict a, int64_t n)                    \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(a[i], d[i]);                               \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_dd(T *restrict d, int64_t n)                                         \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(d[i], d[i]);                               \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_vs(T *restrict d, const T *restrict a, T y, int64_t n)               \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(a[i], y);                                  \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_ds(T *restrict d, T y, int64_t n)                                    \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(d[i], y);                                  \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_sv(T *restrict d, T x, const T *restrict b, int64_t n)               \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(x, b[i]);                                  \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_sd(T *restrict d, T x, int64_t n)                                    \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(x, d[i]);                                  \
+}                                                                           \
+                                                                            \
+/* A dense destination with dense or scalar operands; false: not one. */    \
+static bool                                                                 \
+name##_fast(char *const *p, const int64_t *s, int64_t n)                    \
+{                                                                           \
+	const int64_t z = (int64_t)sizeof(T);                               \
+	T *d = (T *)(void *)p[0];                                           \
+	const T *a = (const T *)(const void *)p[1];                         \
+	const T *b = (const T *)(const void *)p[2];                         \
+                                                                            \
+	if (s[0] != z || !ALIGNED(d, T) || !ALIGNED(a, T) ||                \
+	    !ALIGNED(b, T))                                                 \
+		return false;                                               \
+	if (s[1] == z && s[2] == z) {                                       \
+		if (a == d && b == d)                                       \
+			name##_dd(d, n);                                    \
+		else if (a == d)                                            \
+			name##_dv(d, b, n);                                 \
+		else if (b == d)                                            \
+			name##_vd(d, a, n);                                 \
+		else                                                        \
+			name##_vv(d, a, b, n);                              \
+	} else if (s[1] == z && s[2] == 0) {                                \
+		if (a == d)                                                 \
+			name##_ds(d, *b, n);                                \
+		else                                                        \
+			name##_vs(d, a, *b, n);                             \
+	} else if (s[1] == 0 && s[2] == z) {                                \
+		if (b == d)                                                 \
+			name##_sd(d, *a, n);                                \
+		else                                                        \
+			name##_sv(d, *a, b, n);                             \
+	} else {                                                            \
+		return false;                                               \
+	}                                                                   \
+	return true;                                                        \
+}                                                                           \
+                                                                            \
 static bool                                                                 \
 name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 {                                                                           \
 	(void)arg;                                                          \
+	if (name##_fast(p, s, n))                                           \
+		return true;                                                \
 	for (int64_t i = 0; i < n; i++) {                                   \
 		T x, y, r;                                                  \
                                                                             \
 		memcpy(&x, p[1] + i * s[1], sizeof x);                      \
 		memcpy(&y, p[2] + i * s[2], sizeof y);                      \
-		r = (T)(EXPR);                                              \
+		r = name##_op(x, y);                                        \
 		memcpy(p[0] + i * s[0], &r, sizeof r);                      \
 	}                                                                   \
 	return true;                                                        \
 }
 
 #define UNARY_LOOP(name, T, EXPR)                                           \
+static inline T                                                             \
+name##_op(T x)                                                              \
+{                                                                           \
+	return (T)(EXPR);                                                   \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_v(T *restrict d, const T *restrict a, int64_t n)                     \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(a[i]);                                     \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_d(T *restrict d, int64_t n)                                          \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++)                                     \
+		d[i] = name##_op(d[i]);                                     \
+}                                                                           \
+                                                                            \
 static bool                                                                 \
 name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 {                                                                           \
+	const int64_t z = (int64_t)sizeof(T);                               \
+                                                                            \
 	(void)arg;                                                          \
+	if (s[0] == z && s[1] == z && ALIGNED(p[0], T) &&                   \
+	    ALIGNED(p[1], T)) {                                             \
+		if (p[0] == p[1])                                           \
+			name##_d((T *)(void *)p[0], n);                     \
+		else                                                        \
+			name##_v((T *)(void *)p[0],                         \
+			    (const T *)(const void *)p[1], n);              \
+		return true;                                                \
+	}                                                                   \
 	for (int64_t i = 0; i < n; i++) {                                   \
 		T x, r;                                                     \
                                                                             \
 		memcpy(&x, p[1] + i * s[1], sizeof x);                      \
-		r = (T)(EXPR);                                              \
+		r = name##_op(x);                                           \
 		memcpy(p[0] + i * s[0], &r, sizeof r);                      \
 	}                                                                   \
 	return true;                                                        \
@@ -70,10 +240,12 @@ UNARY_LOOP(neg_f64, double, -x)
 #define BF16(v) cow__bf16_to_f32(v)
 BINARY_LOOP(add_f16, uint16_t, cow__f16_from_f32(F16(x) + F16(y)))
 BINARY_LOOP(mul_f16, uint16_t, cow__f16_from_f32(F16(x) * F16(y)))
-UNARY_LOOP(neg_f16, uint16_t, cow__f16_from_f32(-F16(x)))
+/* Negation flips the sign bit (IEEE 754's negate, NumPy's half negative):
+ * exact, and a NaN keeps its payload. */
+UNARY_LOOP(neg_f16, uint16_t, x ^ 0x8000u)
 BINARY_LOOP(add_bf16, uint16_t, cow__bf16_from_f32(BF16(x) + BF16(y)))
 BINARY_LOOP(mul_bf16, uint16_t, cow__bf16_from_f32(BF16(x) * BF16(y)))
-UNARY_LOOP(neg_bf16, uint16_t, cow__bf16_from_f32(-BF16(x)))
+UNARY_LOOP(neg_bf16, uint16_t, x ^ 0x8000u)
 #undef F16
 #undef BF16
 
@@ -159,6 +331,41 @@ const cow__iter_fn cow__loops_neg[COW_DTYPE_COUNT] = {
 		}                                                           \
 	} while (0)
 
+/* Fill a dense run: one value (a scalar, or a broadcast element that is
+ * not in the run: kernels.h) stored n times; false: not aligned. */
+#define FILL_DENSE(T)                                                       \
+	do {                                                                \
+		T *restrict d = (T *)(void *)dst;                           \
+		T x;                                                        \
+                                                                            \
+		if (!ALIGNED(d, T))                                         \
+			return false;                                       \
+		memcpy(&x, v, sizeof x);                                    \
+		for (int64_t i = 0; i < n; i++)                             \
+			d[i] = x;                                           \
+	} while (0)
+
+DENSE static bool
+fill_dense(char *dst, const char *v, int64_t size, int64_t n)
+{
+	switch (size) {
+	case 1:
+		memset(dst, (unsigned char)*v, (size_t)n);
+		return true;
+	case 2:
+		FILL_DENSE(uint16_t);
+		return true;
+	case 4:
+		FILL_DENSE(uint32_t);
+		return true;
+	case 8:
+		FILL_DENSE(uint64_t);
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool
 cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
@@ -171,6 +378,8 @@ cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 		memmove(p[0], p[1], (size_t)(n * size));
 		return true;
 	}
+	if (s[0] == size && s[1] == 0 && fill_dense(p[0], p[1], size, n))
+		return true;
 	/* Strided: a fixed-size copy per element, which the compiler inlines
 	 * (a memcpy of a run-time size is a call per element). */
 	switch (size) {
@@ -195,24 +404,110 @@ cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 	return true;
 }
 
+/*
+ * Dense runs of the conversions whose C conversion is the rule of ops.h
+ * (one rounding, to nearest even; exact where the target holds the value),
+ * in a typed loop the compiler vectorises; every other pair, and every
+ * other run, goes through cow__convert_n (dtype.c), which the rules are
+ * written in. float64 to float32 keeps dtype.c's guard: C leaves an
+ * out-of-range conversion undefined.
+ */
+#define CONVERT_DENSE(DT, ST, EXPR)                                         \
+	do {                                                                \
+		DT *restrict d = (DT *)(void *)p[0];                        \
+		const ST *restrict a = (const ST *)(const void *)p[1];      \
+                                                                            \
+		if (s[0] != (int64_t)sizeof(DT) ||                          \
+		    s[1] != (int64_t)sizeof(ST) || !ALIGNED(d, DT) ||       \
+		    !ALIGNED(a, ST))                                        \
+			break;                                              \
+		for (int64_t i = 0; i < n; i++) {                           \
+			ST x = a[i];                                        \
+			d[i] = (DT)(EXPR);                                  \
+		}                                                           \
+		return true;                                                \
+	} while (0)
+
+#define PAIR(d, s) ((unsigned)(d) * COW_DTYPE_COUNT + (unsigned)(s))
+
+/*
+ * dtype.c's cow__f64_to_f32 over a dense run, in two passes over chunks
+ * that the compiler vectorises: the selects in double lanes (into float's
+ * range, or an infinity from FLT_MAX + half an ulp up; a NaN passes, its
+ * comparisons being false), then a plain conversion of values C defines.
+ */
+DENSE static void
+f64_to_f32_dense(float *restrict d, const double *restrict a, int64_t n)
+{
+	const double max = 0x1.fffffep+127, tie = 0x1.ffffffp+127;
+	double c[256];
+
+	for (int64_t i0 = 0; i0 < n; i0 += 256) {
+		int64_t k = n - i0 < 256 ? n - i0 : 256;
+
+		for (int64_t i = 0; i < k; i++) {
+			double x = a[i0 + i], y = x > max ? max : x;
+
+			y = y < -max ? -max : y;
+			y = x >= tie ? (double)INFINITY : y;
+			c[i] = x <= -tie ? -(double)INFINITY : y;
+		}
+		for (int64_t i = 0; i < k; i++)
+			d[i0 + i] = (float)c[i];
+	}
+}
+
 bool
 cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
 	const struct cow__convert_arg *c = arg;
 
+	switch (PAIR(c->dst, c->src)) {
+	case PAIR(COW_DTYPE_FLOAT64, COW_DTYPE_FLOAT32):
+		CONVERT_DENSE(double, float, x);
+		break;
+	case PAIR(COW_DTYPE_FLOAT32, COW_DTYPE_FLOAT64):
+		if (s[0] == 4 && s[1] == 8 && ALIGNED(p[0], float) &&
+		    ALIGNED(p[1], double)) {
+			f64_to_f32_dense((float *)(void *)p[0],
+			    (const double *)(const void *)p[1], n);
+			return true;
+		}
+		break;
+	case PAIR(COW_DTYPE_FLOAT64, COW_DTYPE_INT32):
+		CONVERT_DENSE(double, int32_t, x);
+		break;
+	case PAIR(COW_DTYPE_FLOAT32, COW_DTYPE_INT32):
+		CONVERT_DENSE(float, int32_t, x);
+		break;
+	case PAIR(COW_DTYPE_FLOAT64, COW_DTYPE_INT64):
+		CONVERT_DENSE(double, int64_t, x);
+		break;
+	case PAIR(COW_DTYPE_INT64, COW_DTYPE_INT32):
+		CONVERT_DENSE(int64_t, int32_t, x);
+		break;
+	default:
+		break;
+	}
 	cow__convert_n(c->dst, p[0], s[0], c->src, p[1], s[1], n);
 	return true;
 }
 
-#define SUM_RUN(T, LOAD)                                                    \
+/*
+ * A run that every element of which goes to one output element (s[0] is 0:
+ * a full sum, or a sum over the innermost dimension) is summed by RUN_SUM
+ * (below) and added to it; otherwise each input element is added to its
+ * own output element, in index order.
+ */
+#define SUM_RUN(T, LOAD, RUN_SUM, RUN_SUM_DENSE, SRC_SIZE)                  \
 	do {                                                                \
 		T acc;                                                      \
                                                                             \
 		if (s[0] == 0) {                                            \
-			/* Every element goes to one output element. */     \
 			memcpy(&acc, p[0], sizeof acc);                     \
-			for (int64_t i = 0; i < n; i++)                     \
-				acc += (T)LOAD(p[1] + i * s[1]);            \
+			acc += s[1] == (SRC_SIZE) ?                         \
+			    RUN_SUM_DENSE(p[1], n, s[1]) :                  \
+			    RUN_SUM(p[1], n, s[1]);                         \
 			memcpy(p[0], &acc, sizeof acc);                     \
 			return true;                                        \
 		}                                                           \
@@ -249,7 +544,101 @@ LOADER(load_bf16, uint16_t, float, cow__bf16_to_f32(x))
 LOADER(load_f32, float, float, x)
 LOADER(load_f64, double, double, x)
 
-/* Complex: T[2] accumulated componentwise. */
+/*
+ * Floating runs are summed pairwise, exactly as NumPy 1.24 does
+ * (pairwise_sum in its loops_utils.h): fewer than 8 elements in index
+ * order from +0; up to 128 in eight interleaved partial sums (element i
+ * into sum i % 8, the tail of n % 8 added last to their combination
+ * ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))); longer runs split
+ * in two (the first half n / 2 rounded down to a multiple of 8) and summed
+ * recursively. Error bound: ops.h. A dense run's copy has a constant
+ * stride, which the compiler vectorises.
+ */
+#define PAIRWISE_BODY(name, R, LOAD, S)                                     \
+{                                                                           \
+	int64_t i, n2;                                                      \
+	R r[8], res;                                                        \
+                                                                            \
+	if (n < 8) {                                                        \
+		res = 0;                                                    \
+		for (i = 0; i < n; i++)                                     \
+			res += LOAD(a + i * (S));                           \
+		return res;                                                 \
+	}                                                                   \
+	if (n <= 128) {                                                     \
+		for (int j = 0; j < 8; j++)                                 \
+			r[j] = LOAD(a + j * (S));                           \
+		for (i = 8; i < n - n % 8; i += 8)                          \
+			for (int j = 0; j < 8; j++)                         \
+				r[j] += LOAD(a + (i + j) * (S));            \
+		res = ((r[0] + r[1]) + (r[2] + r[3])) +                     \
+		    ((r[4] + r[5]) + (r[6] + r[7]));                        \
+		for (; i < n; i++)                                          \
+			res += LOAD(a + i * (S));                           \
+		return res;                                                 \
+	}                                                                   \
+	n2 = n / 2;                                                         \
+	n2 -= n2 % 8;                                                       \
+	return name(a, n2, s) + name(a + n2 * (S), n - n2, s);              \
+}
+
+/* name(a, n, s): a run of stride s bytes; name_dense(a, n, s): s is
+ * SRC_SIZE, a constant the compiler builds on. */
+#define PAIRWISE(name, R, LOAD, SRC_SIZE)                                   \
+static R                                                                    \
+name(const char *a, int64_t n, int64_t s)                                   \
+PAIRWISE_BODY(name, R, LOAD, s)                                             \
+                                                                            \
+DENSE static R                                                              \
+name##_dense(const char *a, int64_t n, int64_t s)                           \
+PAIRWISE_BODY(name##_dense, R, LOAD, (int64_t)(SRC_SIZE))
+
+PAIRWISE(pairwise_f16, float, load_f16, 2)
+PAIRWISE(pairwise_bf16, float, load_bf16, 2)
+PAIRWISE(pairwise_f32, float, load_f32, 4)
+PAIRWISE(pairwise_f64, double, load_f64, 8)
+
+/* Integer sums wrap modulo 2^64: any order gives the same bits. */
+#define INDEX_ORDER(name, LOAD, SRC_SIZE)                                   \
+static uint64_t                                                             \
+name(const char *a, int64_t n, int64_t s)                                   \
+{                                                                           \
+	uint64_t res = 0;                                                   \
+                                                                            \
+	for (int64_t i = 0; i < n; i++)                                     \
+		res += LOAD(a + i * s);                                     \
+	return res;                                                         \
+}                                                                           \
+                                                                            \
+DENSE static uint64_t                                                       \
+name##_dense(const char *a, int64_t n, int64_t s)                           \
+{                                                                           \
+	uint64_t res = 0;                                                   \
+                                                                            \
+	(void)s;                                                            \
+                                                                            \
+	for (int64_t i = 0; i < n; i++)                                     \
+		res += LOAD(a + i * (SRC_SIZE));                            \
+	return res;                                                         \
+}
+
+INDEX_ORDER(sum_bool, load_bool, 1)
+INDEX_ORDER(sum_u8, load_u8, 1)
+INDEX_ORDER(sum_u16, load_u16, 2)
+INDEX_ORDER(sum_u32, load_u32, 4)
+INDEX_ORDER(sum_u64, load_u64, 8)
+INDEX_ORDER(sum_i8, load_i8, 1)
+INDEX_ORDER(sum_i16, load_i16, 2)
+INDEX_ORDER(sum_i32, load_i32, 4)
+INDEX_ORDER(sum_i64, load_i64, 8)
+
+/* One integer SUM_RUN: the accumulator and the loaders' type. */
+#define SUM_INT(name, LOAD, SIZE)                                           \
+	SUM_RUN(uint64_t, LOAD, name, name##_dense, SIZE)
+#define SUM_FLOAT(T, name, LOAD, SIZE)                                      \
+	SUM_RUN(T, LOAD, name, name##_dense, SIZE)
+
+/* Complex: T[2] accumulated componentwise, in index order. */
 #define SUM_RUN_COMPLEX(T)                                                  \
 	do {                                                                \
 		for (int64_t i = 0; i < n; i++) {                           \
@@ -273,43 +662,43 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 	 * bfloat16 into a float32 scratch (cow__kernel_sum rounds it once). */
 	switch (src) {
 	case COW_DTYPE_BOOL:
-		SUM_RUN(uint64_t, load_bool);
+		SUM_INT(sum_bool, load_bool, 1);
 		break;
 	case COW_DTYPE_UINT8:
-		SUM_RUN(uint64_t, load_u8);
+		SUM_INT(sum_u8, load_u8, 1);
 		break;
 	case COW_DTYPE_UINT16:
-		SUM_RUN(uint64_t, load_u16);
+		SUM_INT(sum_u16, load_u16, 2);
 		break;
 	case COW_DTYPE_UINT32:
-		SUM_RUN(uint64_t, load_u32);
+		SUM_INT(sum_u32, load_u32, 4);
 		break;
 	case COW_DTYPE_UINT64:
-		SUM_RUN(uint64_t, load_u64);
+		SUM_INT(sum_u64, load_u64, 8);
 		break;
 	case COW_DTYPE_INT8:
-		SUM_RUN(uint64_t, load_i8);
+		SUM_INT(sum_i8, load_i8, 1);
 		break;
 	case COW_DTYPE_INT16:
-		SUM_RUN(uint64_t, load_i16);
+		SUM_INT(sum_i16, load_i16, 2);
 		break;
 	case COW_DTYPE_INT32:
-		SUM_RUN(uint64_t, load_i32);
+		SUM_INT(sum_i32, load_i32, 4);
 		break;
 	case COW_DTYPE_INT64:
-		SUM_RUN(uint64_t, load_i64);
+		SUM_INT(sum_i64, load_i64, 8);
 		break;
 	case COW_DTYPE_FLOAT16:
-		SUM_RUN(float, load_f16);
+		SUM_FLOAT(float, pairwise_f16, load_f16, 2);
 		break;
 	case COW_DTYPE_BFLOAT16:
-		SUM_RUN(float, load_bf16);
+		SUM_FLOAT(float, pairwise_bf16, load_bf16, 2);
 		break;
 	case COW_DTYPE_FLOAT32:
-		SUM_RUN(float, load_f32);
+		SUM_FLOAT(float, pairwise_f32, load_f32, 4);
 		break;
 	case COW_DTYPE_FLOAT64:
-		SUM_RUN(double, load_f64);
+		SUM_FLOAT(double, pairwise_f64, load_f64, 8);
 		break;
 	case COW_DTYPE_COMPLEX64:
 		SUM_RUN_COMPLEX(float);

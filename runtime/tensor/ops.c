@@ -100,7 +100,7 @@ binary_out(enum cow__binop op, const cow_tensor_t *a,
 		    cow_dtype_name(cow_tensor_dtype(b)));
 	if ((st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
 	    &ndim, sizes, func)) != COW_OK ||
-	    (st = cow__tensor_new_contiguous(a->dtype, ndim, sizes,
+	    (st = cow__tensor_new_output(a->dtype, ndim, sizes,
 	    cow__tensor_allocator(a), &r, func)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_binary(op, r, a, b, func)) != COW_OK) {
@@ -138,7 +138,7 @@ cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	if (a->dtype == COW_DTYPE_BOOL)
 		return cow__error(COW_EDTYPE, __func__,
 		    "negation is not defined for dtype bool");
-	if ((st = cow__tensor_new_contiguous(a->dtype, a->ndim, a->sizes,
+	if ((st = cow__tensor_new_output(a->dtype, a->ndim, a->sizes,
 	    cow__tensor_allocator(a), &r, __func__)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_neg(r, a, __func__)) != COW_OK) {

@@ -105,6 +105,16 @@ cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
     const char *func);
 
 /*
+ * cow__tensor_new_contiguous without the zero fill: for a kernel's output,
+ * every element of which the kernel writes (add, mul, neg, copies). The
+ * bytes are unspecified until then; a caller whose kernel fails releases
+ * the tensor unseen.
+ */
+cow_status_t cow__tensor_new_output(cow_dtype_t dtype, int ndim,
+    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
+    const char *func);
+
+/*
  * cow_tensor_from_external (tensor.h) with errors naming @func; *out must
  * not be NULL. On failure the memory stays the caller's (the deleter is not
  * called).

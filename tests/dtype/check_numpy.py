@@ -10,10 +10,12 @@ What is compared (every line of the table, README.md has the details):
   integer: cowstore saturates and gives 0 for NaN), which is counted as
   skipped;
 - add, mul, neg: NumPy's ufuncs on arrays of the dtype;
-- sum, rep: np.add.accumulate (index order, from 0) in the accumulation
-  dtype (int64 or uint64 for integers and bool, float32 for float16 and
-  bfloat16, the dtype itself otherwise), then astype to the result dtype.
-  (np.sum sums floats pairwise; cowstore sums in index order.)
+- sum, rep: in the accumulation dtype (int64 or uint64 for integers and
+  bool, float32 for float16 and bfloat16, the dtype itself otherwise),
+  then astype to the result dtype: np.add.reduce for the real floating
+  accumulators (pairwise, as cowstore sums a run: ops.h), and
+  np.add.accumulate from 0 (index order) for the others (complex sums
+  run in index order; integer sums are exact in any order).
 Arithmetic results that are NaN are compared as NaN only: IEEE 754 leaves
 the sign and payload of a NaN that an operation returns unspecified (x86
 returns the first operand's NaN, or a negative default NaN for an invalid
@@ -224,8 +226,11 @@ def acc_dtype(dt):
 def sum_expected(dt, rdt, xs):
     acc = acc_dtype(dt)
     zero = np.zeros(1, dtype=NP[acc])
-    vals = np.concatenate([zero, np.asarray(xs).astype(NP[acc])])
-    s = np.add.accumulate(vals)[-1]
+    vals = np.asarray(xs).astype(NP[acc])
+    if acc in ("float32", "float64"):
+        s = np.add.reduce(vals) if len(vals) else zero[0]
+    else:
+        s = np.add.accumulate(np.concatenate([zero, vals]))[-1]
     if rdt == "bfloat16":
         return "%x" % bf16_from_f32_bits(np.array([s], np.float32).view(
             np.uint32)[0])
