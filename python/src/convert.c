@@ -304,13 +304,59 @@ exact_scalar(PyObject *value)
 	return pycow_check(st) < 0 ? NULL : s;
 }
 
+/* May @value be passed to cow_tensor_fill_ as a double, with the result
+ * a copy_ from its exact scalar would give? A float (the same conversion
+ * from float64); an integer that a double holds exactly, into a floating
+ * dtype or an integer dtype whose range holds it (there int-to-int wraps
+ * and double-to-int saturates, equal in range); a bool. */
+static bool
+fill_as_double(cow_dtype_t dt, PyObject *value, double *out)
+{
+	static const struct { cow_dtype_t dt; double lo, hi; } ranges[] = {
+		{ COW_DTYPE_INT8, -128, 127 }, { COW_DTYPE_UINT8, 0, 255 },
+		{ COW_DTYPE_INT16, -32768, 32767 }, { COW_DTYPE_UINT16, 0, 65535 },
+		{ COW_DTYPE_INT32, -2147483648.0, 2147483647.0 },
+		{ COW_DTYPE_UINT32, 0, 4294967295.0 },
+		{ COW_DTYPE_INT64, -9007199254740992.0, 9007199254740992.0 },
+		{ COW_DTYPE_UINT64, 0, 9007199254740992.0 },
+		{ COW_DTYPE_BOOL, -9007199254740992.0, 9007199254740992.0 },
+	};
+	if (PyFloat_CheckExact(value)) {
+		*out = PyFloat_AS_DOUBLE(value);
+		return true;
+	}
+	if (!PyLong_Check(value))
+		return false;
+	int overflow;
+	long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+	if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+		PyErr_Clear();
+		return false;
+	}
+	if (v < -9007199254740992LL || v > 9007199254740992LL)
+		return false;
+	*out = (double)v;
+	for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++)
+		if (ranges[i].dt == dt)
+			return *out >= ranges[i].lo && *out <= ranges[i].hi;
+	return true;   /* a floating or complex dtype */
+}
+
 int
 pycow_fill(cow_tensor_t *t, PyObject *value)
 {
-	cow_tensor_t *s = exact_scalar(value);
+	cow_tensor_t *s;
 	cow_status_t st;
+	double d;
 
-	if (s == NULL)
+	if (fill_as_double(cow_tensor_dtype(t), value, &d)) {
+		PYCOW_LOCKED1(t, true, st = cow_tensor_fill_(t, d));
+		return pycow_check(st);
+	}
+
+	/* Converted once, to @t's dtype (ops.h's rules): the fill is then a
+	 * copy of one dtype, which stores the same bytes everywhere. */
+	if (pycow_scalar_like(value, cow_tensor_dtype(t), &s) < 0)
 		return -1;
 	/* @s is ours alone: only @t's storage needs its stripe. */
 	PYCOW_LOCKED1(t, true, st = cow_tensor_copy_(t, s));
