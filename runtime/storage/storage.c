@@ -97,19 +97,6 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 }
 
 cow_status_t
-cow__storage_new_uninit(size_t nbytes, cow_allocator_t *allocator,
-    cow_storage_t **out, const char *func)
-{
-	cow_status_t st;
-
-	if ((st = check_nbytes(nbytes, func)) != COW_OK)
-		return st;
-	if (allocator == NULL)
-		allocator = cow_allocator_default();
-	return storage_alloc(allocator, nbytes, false, 0, out, func);
-}
-
-cow_status_t
 cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_allocator_t *allocator,
     cow_storage_t **out, const char *func)
@@ -482,4 +469,17 @@ cow_allocator_t *
 cow_storage_allocator(const cow_storage_t *storage)
 {
 	return storage == NULL ? NULL : storage->alloc;
+}
+
+cow_status_t
+cow__storage_new_uninit(size_t nbytes, cow_allocator_t *allocator,
+    cow_storage_t **out, const char *func)
+{
+	cow_status_t st;
+
+	if ((st = check_nbytes(nbytes, func)) != COW_OK)
+		return st;
+	if (allocator == NULL)
+		allocator = cow_allocator_default();
+	return storage_alloc(allocator, nbytes, false, 0, out, func);
 }
