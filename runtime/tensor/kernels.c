@@ -195,8 +195,8 @@ cow__kernel_fill(cow_tensor_t *dst, double value, const char *func)
  * along a different one of two dimensions (every other dimension of size
  * 1), as in copy_(d, a.T). Element by element, one of the two walks memory
  * with a stride of a whole row, touching a new cache line per element; in
- * TILE x TILE tiles both stay within TILE lines. Same dtype, 4- or 8-byte
- * elements; false: not such a copy (the iterator's loops do it).
+ * TILE x TILE tiles both stay within TILE lines. Same dtype, elements of
+ * 1, 2, 4 or 8 bytes; false: not such a copy (the iterator's loops do it).
  */
 #define TILE 32
 
@@ -222,7 +222,8 @@ copy_transposed(char *p, const cow_tensor_t *dst, const char *q,
 	int dims[2], k = 0;
 	int64_t rows, cols, d0, d1, s0, s1;
 
-	if (dst->itemsize != 4 && dst->itemsize != 8)
+	if (dst->itemsize != 1 && dst->itemsize != 2 && dst->itemsize != 4 &&
+	    dst->itemsize != 8)
 		return false;
 	for (int d = 0; d < dst->ndim; d++) {
 		if (dst->sizes[d] == 1)
@@ -243,9 +244,17 @@ copy_transposed(char *p, const cow_tensor_t *dst, const char *q,
 	if (!((d1 == 1 && s0 == 1) || (d0 == 1 && s1 == 1)) ||
 	    rows < TILE || cols < TILE)
 		return false;
-	if (dst->itemsize == 4) {
+	switch (dst->itemsize) {
+	case 1:
+		TILE_COPY(uint8_t)
+		break;
+	case 2:
+		TILE_COPY(uint16_t)
+		break;
+	case 4:
 		TILE_COPY(uint32_t)
-	} else {
+		break;
+	default:
 		TILE_COPY(uint64_t)
 	}
 	return true;
