@@ -494,19 +494,20 @@ cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 }
 
 /*
- * A run that every element of which goes to one output element (s[0] is 0:
- * a full sum, or a sum over the innermost dimension) is summed by RUN_SUM
- * (below) and added to it; otherwise each input element is added to its
- * own output element, in index order.
+ * A run every element of which goes to one output element (s[0] is 0: a
+ * full sum, or a sum over the innermost dimension) is summed by RUN_SUM,
+ * or RUN_SUM_dense when it is dense (below), and added to that element;
+ * otherwise each input element is added to its own output element, in
+ * index order. T: the accumulator; LOAD: one element as a T.
  */
-#define SUM_RUN(T, LOAD, RUN_SUM, RUN_SUM_DENSE, SRC_SIZE)                  \
+#define SUM_RUN(T, LOAD, RUN_SUM, SRC_SIZE)                                 \
 	do {                                                                \
 		T acc;                                                      \
                                                                             \
 		if (s[0] == 0) {                                            \
 			memcpy(&acc, p[0], sizeof acc);                     \
 			acc += s[1] == (SRC_SIZE) ?                         \
-			    RUN_SUM_DENSE(p[1], n, s[1]) :                  \
+			    RUN_SUM##_dense(p[1], n, s[1]) :                \
 			    RUN_SUM(p[1], n, s[1]);                         \
 			memcpy(p[0], &acc, sizeof acc);                     \
 			return true;                                        \
@@ -551,8 +552,8 @@ LOADER(load_f64, double, double, x)
  * into sum i % 8, the tail of n % 8 added last to their combination
  * ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))); longer runs split
  * in two (the first half n / 2 rounded down to a multiple of 8) and summed
- * recursively. Error bound: ops.h. A dense run's copy has a constant
- * stride, which the compiler vectorises.
+ * recursively. Error bound: ops.h. The _dense version's stride is a
+ * constant, which lets the compiler vectorise it.
  */
 #define PAIRWISE_BODY(name, R, LOAD, S)                                     \
 {                                                                           \
@@ -632,12 +633,6 @@ INDEX_ORDER(sum_i16, load_i16, 2)
 INDEX_ORDER(sum_i32, load_i32, 4)
 INDEX_ORDER(sum_i64, load_i64, 8)
 
-/* One integer SUM_RUN: the accumulator and the loaders' type. */
-#define SUM_INT(name, LOAD, SIZE)                                           \
-	SUM_RUN(uint64_t, LOAD, name, name##_dense, SIZE)
-#define SUM_FLOAT(T, name, LOAD, SIZE)                                      \
-	SUM_RUN(T, LOAD, name, name##_dense, SIZE)
-
 /* Complex: T[2] accumulated componentwise, in index order. */
 #define SUM_RUN_COMPLEX(T)                                                  \
 	do {                                                                \
@@ -662,43 +657,43 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 	 * bfloat16 into a float32 scratch (cow__kernel_sum rounds it once). */
 	switch (src) {
 	case COW_DTYPE_BOOL:
-		SUM_INT(sum_bool, load_bool, 1);
+		SUM_RUN(uint64_t, load_bool, sum_bool, 1);
 		break;
 	case COW_DTYPE_UINT8:
-		SUM_INT(sum_u8, load_u8, 1);
+		SUM_RUN(uint64_t, load_u8, sum_u8, 1);
 		break;
 	case COW_DTYPE_UINT16:
-		SUM_INT(sum_u16, load_u16, 2);
+		SUM_RUN(uint64_t, load_u16, sum_u16, 2);
 		break;
 	case COW_DTYPE_UINT32:
-		SUM_INT(sum_u32, load_u32, 4);
+		SUM_RUN(uint64_t, load_u32, sum_u32, 4);
 		break;
 	case COW_DTYPE_UINT64:
-		SUM_INT(sum_u64, load_u64, 8);
+		SUM_RUN(uint64_t, load_u64, sum_u64, 8);
 		break;
 	case COW_DTYPE_INT8:
-		SUM_INT(sum_i8, load_i8, 1);
+		SUM_RUN(uint64_t, load_i8, sum_i8, 1);
 		break;
 	case COW_DTYPE_INT16:
-		SUM_INT(sum_i16, load_i16, 2);
+		SUM_RUN(uint64_t, load_i16, sum_i16, 2);
 		break;
 	case COW_DTYPE_INT32:
-		SUM_INT(sum_i32, load_i32, 4);
+		SUM_RUN(uint64_t, load_i32, sum_i32, 4);
 		break;
 	case COW_DTYPE_INT64:
-		SUM_INT(sum_i64, load_i64, 8);
+		SUM_RUN(uint64_t, load_i64, sum_i64, 8);
 		break;
 	case COW_DTYPE_FLOAT16:
-		SUM_FLOAT(float, pairwise_f16, load_f16, 2);
+		SUM_RUN(float, load_f16, pairwise_f16, 2);
 		break;
 	case COW_DTYPE_BFLOAT16:
-		SUM_FLOAT(float, pairwise_bf16, load_bf16, 2);
+		SUM_RUN(float, load_bf16, pairwise_bf16, 2);
 		break;
 	case COW_DTYPE_FLOAT32:
-		SUM_FLOAT(float, pairwise_f32, load_f32, 4);
+		SUM_RUN(float, load_f32, pairwise_f32, 4);
 		break;
 	case COW_DTYPE_FLOAT64:
-		SUM_FLOAT(double, pairwise_f64, load_f64, 8);
+		SUM_RUN(double, load_f64, pairwise_f64, 8);
 		break;
 	case COW_DTYPE_COMPLEX64:
 		SUM_RUN_COMPLEX(float);
