@@ -11,6 +11,7 @@ each shared tensor has a lock only so that the test knows the value every
 element must hold when it reads or snapshots it; the snapshots are then
 used, written and handed to other threads with no lock at all, while the
 shared tensors keep being written."""
+import faulthandler
 import os
 import queue
 import random
@@ -25,6 +26,22 @@ from conftest import collect, live_bytes
 SECONDS = float(os.environ.get("COWSTORE_PY_THREAD_SECONDS", "20"))
 THREADS = 4
 SIZES = (17, 1000, 1 << 16, 1 << 20)  # elements, float32
+
+
+def run_threads(threads, limit):
+    """Starts `threads` as daemon threads and joins them, `limit` seconds
+    in all. A thread still running after that fails the test with every
+    thread's stack printed; being a daemon, it cannot keep the interpreter
+    from exiting (a hung thread would otherwise outlive pytest's report)."""
+    for th in threads:
+        th.daemon = True
+        th.start()
+    end = time.monotonic() + limit
+    for th in threads:
+        th.join(max(0.0, end - time.monotonic()))
+    if any(th.is_alive() for th in threads):
+        faulthandler.dump_traceback(all_threads=True)
+        raise AssertionError("a thread did not finish in %.0f s" % limit)
 
 
 class Shared:
@@ -170,11 +187,7 @@ def test_threads_clone_write_release():
                                 args=(i, shared, handoff, deadline, errors,
                                       counts))
                for i in range(THREADS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(SECONDS + 120)
-        assert not th.is_alive(), "a thread did not finish"
+    run_threads(threads, SECONDS + 120)
     if errors:
         raise errors[0]
     assert len(counts) == THREADS
@@ -226,10 +239,7 @@ def test_threads_release_imports_and_exports_elsewhere():
     out = queue.Queue()
     ths = [threading.Thread(target=producer),
            threading.Thread(target=consumer)]
-    for th in ths:
-        th.start()
-    for th in ths:
-        th.join()
+    run_threads(ths, 120)
     tensors = []
     while not out.empty():
         t, n = out.get()
@@ -353,11 +363,7 @@ def test_threads_share_tensors_with_no_locks():
 
     threads = [threading.Thread(target=worker, args=(i,))
                for i in range(THREADS)]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join(seconds + 120)
-        assert not th.is_alive(), "a thread did not finish"
+    run_threads(threads, seconds + 120)
     if errors:
         raise errors[0]
     assert all(c > 0 for c in counts.values()), counts
