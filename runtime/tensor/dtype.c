@@ -102,19 +102,6 @@ f64_to_int_bits(double x, int bits, bool sgn)
 	return (uint64_t)x;
 }
 
-float
-cow__f64_to_f32(double x)
-{
-	/* Round to nearest; a magnitude from FLT_MAX + half an ulp (2^128 -
-	 * 2^103) up rounds to infinity. Done here because C leaves the
-	 * out-of-range conversion undefined. */
-	if (x >= 0x1.ffffffp+127)
-		return INFINITY;
-	if (x <= -0x1.ffffffp+127)
-		return -INFINITY;
-	return (float)x;
-}
-
 /* load() and store() are always inlined: with a constant dtype each folds
  * to one case, so cow__convert_n()'s loops have no switch and no call per
  * element. cow__load() and cow__store() wrap them. */

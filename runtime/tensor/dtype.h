@@ -10,6 +10,7 @@
 #ifndef COW_TENSOR_DTYPE_H
 #define COW_TENSOR_DTYPE_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -129,8 +130,21 @@ cow__convert(cow_dtype_t dt, void *dst, cow_dtype_t st, const void *src)
 void cow__convert_n(cow_dtype_t dt, char *dst, int64_t ds, cow_dtype_t st,
     const char *src, int64_t ss, int64_t n);
 
-/* @x rounded to float32 (C leaves an out-of-range conversion undefined:
- * a magnitude from FLT_MAX + half an ulp up gives infinity). */
-float cow__f64_to_f32(double x);
+/* @x rounded to float32, to nearest even; a magnitude from FLT_MAX + half
+ * an ulp (2^128 - 2^103) up gives infinity. Where C follows IEC 60559
+ * (Annex F: __STDC_IEC_559__, every target the library is built for),
+ * that is C's conversion, which vectorises; elsewhere C leaves an
+ * out-of-range conversion undefined, and the guard makes it defined. */
+static inline float
+cow__f64_to_f32(double x)
+{
+#ifndef __STDC_IEC_559__
+	if (x >= 0x1.ffffffp+127)
+		return (float)INFINITY;
+	if (x <= -0x1.ffffffp+127)
+		return -(float)INFINITY;
+#endif
+	return (float)x;
+}
 
 #endif

@@ -430,33 +430,6 @@ cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n, void *arg)
 
 #define PAIR(d, s) ((unsigned)(d) * COW_DTYPE_COUNT + (unsigned)(s))
 
-/*
- * dtype.c's cow__f64_to_f32 over a dense run, in two passes over chunks
- * that the compiler vectorises: the selects in double lanes (into float's
- * range, or an infinity from FLT_MAX + half an ulp up; a NaN passes, its
- * comparisons being false), then a plain conversion of values C defines.
- */
-DENSE static void
-f64_to_f32_dense(float *restrict d, const double *restrict a, int64_t n)
-{
-	const double max = 0x1.fffffep+127, tie = 0x1.ffffffp+127;
-	double c[256];
-
-	for (int64_t i0 = 0; i0 < n; i0 += 256) {
-		int64_t k = n - i0 < 256 ? n - i0 : 256;
-
-		for (int64_t i = 0; i < k; i++) {
-			double x = a[i0 + i], y = x > max ? max : x;
-
-			y = y < -max ? -max : y;
-			y = x >= tie ? (double)INFINITY : y;
-			c[i] = x <= -tie ? -(double)INFINITY : y;
-		}
-		for (int64_t i = 0; i < k; i++)
-			d[i0 + i] = (float)c[i];
-	}
-}
-
 bool
 cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 {
@@ -467,12 +440,25 @@ cow__loop_convert(char *const *p, const int64_t *s, int64_t n, void *arg)
 		CONVERT_DENSE(double, float, x);
 		break;
 	case PAIR(COW_DTYPE_FLOAT32, COW_DTYPE_FLOAT64):
-		if (s[0] == 4 && s[1] == 8 && ALIGNED(p[0], float) &&
-		    ALIGNED(p[1], double)) {
-			f64_to_f32_dense((float *)(void *)p[0],
-			    (const double *)(const void *)p[1], n);
-			return true;
-		}
+		CONVERT_DENSE(float, double, cow__f64_to_f32(x));
+		break;
+	case PAIR(COW_DTYPE_FLOAT32, COW_DTYPE_FLOAT16):
+		CONVERT_DENSE(float, uint16_t, cow__f16_to_f32(x));
+		break;
+	case PAIR(COW_DTYPE_FLOAT64, COW_DTYPE_FLOAT16):
+		CONVERT_DENSE(double, uint16_t, cow__f16_to_f32(x));
+		break;
+	case PAIR(COW_DTYPE_FLOAT16, COW_DTYPE_FLOAT32):
+		CONVERT_DENSE(uint16_t, float, cow__f16_from_f32(x));
+		break;
+	case PAIR(COW_DTYPE_FLOAT32, COW_DTYPE_BFLOAT16):
+		CONVERT_DENSE(float, uint16_t, cow__bf16_to_f32(x));
+		break;
+	case PAIR(COW_DTYPE_FLOAT64, COW_DTYPE_BFLOAT16):
+		CONVERT_DENSE(double, uint16_t, cow__bf16_to_f32(x));
+		break;
+	case PAIR(COW_DTYPE_BFLOAT16, COW_DTYPE_FLOAT32):
+		CONVERT_DENSE(uint16_t, float, cow__bf16_from_f32(x));
 		break;
 	case PAIR(COW_DTYPE_FLOAT64, COW_DTYPE_INT32):
 		CONVERT_DENSE(double, int32_t, x);
