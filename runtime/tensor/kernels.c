@@ -11,6 +11,7 @@
 #include "tensor/loops.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
+#include "tensor/transpose.h"
 
 /* An input as the kernel reads it. */
 struct input {
@@ -191,30 +192,12 @@ cow__kernel_fill(cow_tensor_t *dst, double value, const char *func)
 }
 
 /*
- * A transposing copy, in tiles: the destination and the source each dense
- * along a different one of two dimensions (every other dimension of size
- * 1), as in copy_(d, a.T). Element by element, one of the two walks memory
- * with a stride of a whole row, touching a new cache line per element; in
- * TILE x TILE tiles both stay within TILE lines. Same dtype, elements of
- * 1, 2, 4 or 8 bytes; false: not such a copy (the iterator's loops do it).
+ * A transposing copy: the destination and the source each dense along a
+ * different one of two dimensions (every other dimension of size 1), as
+ * in copy_(d, a.T), which transpose.c copies in tiles. Same dtype,
+ * elements of 1, 2, 4 or 8 bytes, at least 32 x 32 (below that the
+ * iterator's loops are as fast); false: not such a copy.
  */
-#define TILE 32
-
-#define TILE_COPY(T)                                                        \
-	for (int64_t i0 = 0; i0 < rows; i0 += TILE)                         \
-		for (int64_t j0 = 0; j0 < cols; j0 += TILE) {               \
-			int64_t ie = i0 + TILE < rows ? i0 + TILE : rows;   \
-			int64_t je = j0 + TILE < cols ? j0 + TILE : cols;   \
-			for (int64_t i = i0; i < ie; i++)                   \
-				for (int64_t j = j0; j < je; j++) {         \
-					T x;                                \
-					memcpy(&x, q + (i * s0 + j * s1) *  \
-					    (int64_t)sizeof x, sizeof x);   \
-					memcpy(p + (i * d0 + j * d1) *      \
-					    (int64_t)sizeof x, &x, sizeof x);\
-				}                                           \
-		}
-
 static bool
 copy_transposed(char *p, const cow_tensor_t *dst, const char *q,
     const int64_t *src_strides)
@@ -240,23 +223,14 @@ copy_transposed(char *p, const cow_tensor_t *dst, const char *q,
 	d1 = dst->strides[dims[1]];
 	s0 = src_strides[dims[0]];
 	s1 = src_strides[dims[1]];
-	/* Dense along different dimensions, and long enough to matter. */
-	if (!((d1 == 1 && s0 == 1) || (d0 == 1 && s1 == 1)) ||
-	    rows < TILE || cols < TILE)
+	if (rows < 32 || cols < 32)
 		return false;
-	switch (dst->itemsize) {
-	case 1:
-		TILE_COPY(uint8_t)
-		break;
-	case 2:
-		TILE_COPY(uint16_t)
-		break;
-	case 4:
-		TILE_COPY(uint32_t)
-		break;
-	default:
-		TILE_COPY(uint64_t)
-	}
+	if (d1 == 1 && s0 == 1)
+		cow__transpose(p, d0, q, s1, rows, cols, dst->itemsize);
+	else if (d0 == 1 && s1 == 1)
+		cow__transpose(p, d1, q, s0, cols, rows, dst->itemsize);
+	else
+		return false;
 	return true;
 }
 
