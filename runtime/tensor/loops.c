@@ -44,6 +44,19 @@
 #define DENSE
 #endif
 
+/*
+ * GCC runs a vectorised loop of one load, op and store per vector as is;
+ * its speed then depends on where the loop lands in the code (measured:
+ * the same float32 add_s at 15 us or 31 us per MiB in two builds, the
+ * loop one instruction across a 64-byte boundary in the slow one). Four
+ * vectors per iteration make it stable. Clang interleaves on its own.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define UNROLL _Pragma("GCC unroll 4")
+#else
+#define UNROLL
+#endif
+
 #define BINARY_LOOP(name, T, EXPR)                                          \
 static inline T                                                             \
 name##_op(T x, T y)                                                         \
@@ -55,6 +68,7 @@ DENSE static void                                                           \
 name##_vv(T *restrict d, const T *restrict a, const T *restrict b,          \
     int64_t n)                                                              \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(a[i], b[i]);                               \
 }                                                                           \
@@ -62,6 +76,7 @@ name##_vv(T *restrict d, const T *restrict a, const T *restrict b,          \
 DENSE static void                                                           \
 name##_dv(T *restrict d, const T *restrict b, int64_t n)                    \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(d[i], b[i]);                               \
 }                                                                           \
@@ -69,6 +84,7 @@ name##_dv(T *restrict d, const T *restrict b, int64_t n)                    \
 DENSE static void                                                           \
 name##_vd(T *restrict d, const T *restrict a, int64_t n)                    \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(a[i], d[i]);                               \
 }                                                                           \
@@ -76,6 +92,7 @@ name##_vd(T *restrict d, const T *restrict a, int64_t n)                    \
 DENSE static void                                                           \
 name##_dd(T *restrict d, int64_t n)                                         \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(d[i], d[i]);                               \
 }                                                                           \
@@ -83,6 +100,7 @@ name##_dd(T *restrict d, int64_t n)                                         \
 DENSE static void                                                           \
 name##_vs(T *restrict d, const T *restrict a, T y, int64_t n)               \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(a[i], y);                                  \
 }                                                                           \
@@ -90,6 +108,7 @@ name##_vs(T *restrict d, const T *restrict a, T y, int64_t n)               \
 DENSE static void                                                           \
 name##_ds(T *restrict d, T y, int64_t n)                                    \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(d[i], y);                                  \
 }                                                                           \
@@ -97,6 +116,7 @@ name##_ds(T *restrict d, T y, int64_t n)                                    \
 DENSE static void                                                           \
 name##_sv(T *restrict d, T x, const T *restrict b, int64_t n)               \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(x, b[i]);                                  \
 }                                                                           \
@@ -104,6 +124,7 @@ name##_sv(T *restrict d, T x, const T *restrict b, int64_t n)               \
 DENSE static void                                                           \
 name##_sd(T *restrict d, T x, int64_t n)                                    \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(x, d[i]);                                  \
 }                                                                           \
@@ -172,6 +193,7 @@ name##_op(T x)                                                              \
 DENSE static void                                                           \
 name##_v(T *restrict d, const T *restrict a, int64_t n)                     \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(a[i]);                                     \
 }                                                                           \
@@ -179,6 +201,7 @@ name##_v(T *restrict d, const T *restrict a, int64_t n)                     \
 DENSE static void                                                           \
 name##_d(T *restrict d, int64_t n)                                          \
 {                                                                           \
+	UNROLL                                                              \
 	for (int64_t i = 0; i < n; i++)                                     \
 		d[i] = name##_op(d[i]);                                     \
 }                                                                           \
