@@ -64,7 +64,8 @@ cow__f32_bits(float x)
 	return b;
 }
 
-/* Exact. A NaN keeps its payload (shifted up; a signalling one stays so). */
+/* Exact. A NaN is made quiet and keeps its payload (shifted up), as every
+ * conversion to a floating dtype does. */
 static inline float
 cow__f16_to_f32(uint16_t h)
 {
@@ -72,11 +73,12 @@ cow__f16_to_f32(uint16_t h)
 	uint32_t e = h & 0x7c00u;
 	uint32_t em = (uint32_t)(h & 0x7fffu) << 13;
 	/* A normal value: rebias the exponent, 15 to 127. Infinity and NaN:
-	 * exponent 31 to 255. Zero and subnormals (m * 2^-24): with exponent
+	 * exponent 31 to 255 (a NaN gets the quiet bit). Zero and subnormals (m * 2^-24): with exponent
 	 * field 1 the bits read 2^-14 + m * 2^-24, and 2^-14 comes off
 	 * exactly. */
 	uint32_t normal = em + ((127u - 15u) << 23);
-	uint32_t special = em + ((255u - 31u) << 23);
+	uint32_t special = (em + ((255u - 31u) << 23)) |
+	    cow__select32((h & 0x3ffu) != 0, 0x400000u, 0);
 	uint32_t small = cow__f32_bits(
 	    cow__f32_from_bits(em + (113u << 23)) - 0x1p-14f);
 	uint32_t b = cow__select32(e == 0x7c00u, special,
@@ -119,10 +121,14 @@ cow__f16_from_f32(float x)
 	return (uint16_t)(r | sign);
 }
 
+/* Exact; a NaN is made quiet. */
 static inline float
 cow__bf16_to_f32(uint16_t b)
 {
-	return cow__f32_from_bits((uint32_t)b << 16);
+	uint32_t x = (uint32_t)b << 16;
+
+	return cow__f32_from_bits(cow__select32((x & 0x7fffffffu) >
+	    0x7f800000u, x | 0x400000u, x));
 }
 
 static inline uint16_t
