@@ -215,11 +215,13 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 	}
 }
 
+/* A new contiguous tensor for a kernel that writes every element: no zero
+ * fill, as for plain ops (tensor.h, cow__tensor_new_output). */
 static cow_status_t
 s_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, cow_tensor_t **out, const char *func)
 {
-	return cow__tensor_new_contiguous(dtype, ndim, sizes, alloc, out, func);
+	return cow__tensor_new_output(dtype, ndim, sizes, alloc, out, func);
 }
 
 static cow_status_t
@@ -322,8 +324,9 @@ s_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = s_new(a->alloc, cow__sum_dtype(a->dtype), ndim, sizes,
-	    &r, func)) != COW_OK)
+	/* The sum kernel adds into its output: zeros first. */
+	if ((st = cow__tensor_new_contiguous(cow__sum_dtype(a->dtype), ndim,
+	    sizes, a->alloc, &r, func)) != COW_OK)
 		return st;
 	return s_done(cow__kernel_sum(r, a->strided, mask, func), r,
 	    a->alloc, out, func);

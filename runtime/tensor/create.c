@@ -83,7 +83,8 @@ cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	COW__RETURN_IF_NULL(out);
 	CREATE_ADOPT(cow_tensor_full(dtype, ndim, sizes, value,
 	    allocator, &plain), &value);
-	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
+	/* The fill writes every element: no zero fill first. */
+	if ((st = cow__tensor_new_output(dtype, ndim, sizes, allocator, &t,
 	    __func__)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_fill(t, value, __func__)) != COW_OK) {
@@ -144,7 +145,8 @@ cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 		return cow__error(COW_EINVAL, __func__,
 		    "data is NULL but the shape has %lld elements",
 		    (long long)numel);
-	if ((st = cow__tensor_new_contiguous(dtype, ndim, sizes, allocator, &t,
+	/* The copy below writes every byte: no zero fill first. */
+	if ((st = cow__tensor_new_output(dtype, ndim, sizes, allocator, &t,
 	    __func__)) != COW_OK)
 		return st;
 	if (numel > 0) {
