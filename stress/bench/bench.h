@@ -70,5 +70,6 @@ extern const struct bench bench_contention_table[];
 extern const struct bench bench_tensor_table[];
 extern const struct bench bench_shadow_table[];
 extern const struct bench bench_anchor_table[];
+extern const struct bench bench_kernels_table[];
 
 #endif

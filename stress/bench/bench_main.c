@@ -272,5 +272,6 @@ main(int argc, char **argv)
 	run_table(bench_tensor_table, &o);
 	run_table(bench_shadow_table, &o);
 	run_table(bench_anchor_table, &o);
+	run_table(bench_kernels_table, &o);
 	return 0;
 }
