@@ -13,11 +13,21 @@
  * harness's negative controls; they are never defined in release builds.
  *
  * Interleaving checker (tests/interleave/, docs/interleave.md): every
- * primitive below starts with COW__SCHED(op, addr), a scheduling point in
- * COW_SCHED builds (debug + ASan only; core/sync_sched.h, which also
- * replaces the lock by the scheduler's model of it) and nothing otherwise:
- * the cost test cost.sync_hooks_compile_to_nothing checks that sync.h then
- * compiles to the same instructions as with the COW__SCHED lines blanked.
+ * atomic access and every fence below is preceded by a line
+ * COW__SCHED(op, addr, order) that names it and its C11 memory order
+ * (enum cow__mo): a hook in COW_SCHED builds (debug + ASan only;
+ * core/sync_sched.h, which also replaces the lock by the scheduler's model
+ * of it) and nothing otherwise: the cost test
+ * cost.sync_hooks_compile_to_nothing checks that sync.h then compiles to
+ * the same instructions as with the COW__SCHED lines blanked.
+ *
+ * The orders are what the code guarantees on every target, not what x86
+ * adds: ck's atomic operations (ck_pr_faa, ck_pr_cas, ck_pr_fas, loads and
+ * stores) are relaxed on weakly ordered machines (on x86 a locked
+ * instruction happens to be a full barrier), and only the ck_pr_fence_*
+ * calls order memory. So an access that needs order is a relaxed access
+ * next to a fence, and both are named: e.g. a release fence, then a
+ * relaxed read-modify-write.
  */
 #ifndef COW_CORE_SYNC_H
 #define COW_CORE_SYNC_H
@@ -54,10 +64,20 @@
 #define COW__TSAN_MUTEX(call) ((void)0)
 #endif
 
+/* C11's memory orders (<stdatomic.h> memory_order_*), as the hooks name
+ * them. */
+enum cow__mo {
+	COW__MO_RELAXED,
+	COW__MO_ACQUIRE,
+	COW__MO_RELEASE,
+	COW__MO_ACQ_REL,
+	COW__MO_SEQ_CST
+};
+
 #if defined(COW_SCHED)
 #include "core/sync_sched.h"
 #else
-#define COW__SCHED(op, addr) ((void)0)
+#define COW__SCHED(op, addr, order) ((void)0)
 /* A fault switch's window: lets other threads run in the middle of it. */
 #define COW__FAULT_YIELD() sched_yield()
 #endif
@@ -73,6 +93,7 @@ typedef struct cow__refcount {
 static inline void
 cow__ref_init(cow__refcount_t *ref, unsigned value)
 {
+	COW__SCHED(COW__SCHED_REF_INIT, ref, COW__MO_RELAXED);
 	ck_pr_store_uint(&ref->value, value);
 }
 
@@ -81,10 +102,11 @@ cow__ref_load(const cow__refcount_t *ref)
 {
 	unsigned v;
 
-	COW__SCHED(COW__SCHED_REF_LOAD, ref);
+	COW__SCHED(COW__SCHED_REF_LOAD, ref, COW__MO_RELAXED);
 	v = ck_pr_load_uint(&ref->value);
 	/* Pairs with the release in cow__ref_sub: a reader that sees a count
 	 * drop also sees what the droppers did before dropping. */
+	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
 	ck_pr_fence_acquire();
 	COW__TSAN_ACQUIRE(ref);
 	return v;
@@ -95,7 +117,9 @@ cow__ref_get(cow__refcount_t *ref)
 {
 	unsigned old;
 
-	COW__SCHED(COW__SCHED_REF_GET, ref);
+	/* Relaxed: a new reference is made from one the caller holds, which
+	 * keeps the object alive; nothing is published through the count. */
+	COW__SCHED(COW__SCHED_REF_GET, ref, COW__MO_RELAXED);
 #ifdef COW_FAULT_NONATOMIC_INCREMENT
 	/* Negative control (d): a lost-update increment. */
 	old = *(volatile unsigned *)&ref->value;
@@ -115,16 +139,18 @@ cow__ref_sub(cow__refcount_t *ref)
 {
 	unsigned old;
 
-	COW__SCHED(COW__SCHED_REF_SUB, ref);
 	/* Release: everything this thread did with the object happens before
 	 * the thread that drops the count to zero frees or steals it. */
 	COW__TSAN_RELEASE(ref);
+	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_RELEASE);
 	ck_pr_fence_release();
+	COW__SCHED(COW__SCHED_REF_SUB, ref, COW__MO_RELAXED);
 	old = ck_pr_faa_uint(&ref->value, UINT_MAX);
 	if (old == 0)
 		cow__die("refcount put below zero");
 	if (old == 1) {
 		/* Acquire: we are the last; see every earlier holder's work. */
+		COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
 		ck_pr_fence_acquire();
 		COW__TSAN_ACQUIRE(ref);
 	}
@@ -147,7 +173,9 @@ cow__ref_put(cow__refcount_t *ref)
 static inline void
 cow__pin_get(cow__refcount_t *ref)
 {
-	COW__SCHED(COW__SCHED_REF_GET, ref);
+	/* Relaxed: the pin orders nothing by itself; the pinning thread's
+	 * later writes are ordered by the user (storage.h). */
+	COW__SCHED(COW__SCHED_REF_GET, ref, COW__MO_RELAXED);
 	if (ck_pr_faa_uint(&ref->value, 1) == UINT_MAX)
 		cow__die("pin count saturated");
 }
@@ -159,9 +187,10 @@ cow__pin_put(cow__refcount_t *ref, unsigned floor)
 {
 	unsigned seen;
 
-	COW__SCHED(COW__SCHED_REF_SUB, ref);
 	COW__TSAN_RELEASE(ref);
+	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_RELEASE);
 	ck_pr_fence_release();
+	COW__SCHED(COW__SCHED_REF_SUB, ref, COW__MO_RELAXED);
 	seen = ck_pr_load_uint(&ref->value);
 	do {
 		if (seen <= floor)
@@ -170,15 +199,19 @@ cow__pin_put(cow__refcount_t *ref, unsigned floor)
 	return true;
 }
 
-/* The pin count, with acquire. No scheduling point: a pin is a write of
- * its storage, which the user orders against the lazy clone that loads
- * the count, and an unpin racing with that load is correct either way
- * (the clone copies or shares), so the checker has nothing to choose. */
+/* The pin count, with acquire. Not a scheduling point of the sequentially
+ * consistent checker (COW__SCHED_PIN_LOAD passes through): a pin is a
+ * write of its storage, which the user orders against the lazy clone that
+ * loads the count, and an unpin racing with that load is correct either
+ * way (the clone copies or shares), so it has nothing to choose. */
 static inline unsigned
 cow__pin_load(const cow__refcount_t *ref)
 {
-	unsigned v = ck_pr_load_uint(&ref->value);
+	unsigned v;
 
+	COW__SCHED(COW__SCHED_PIN_LOAD, ref, COW__MO_RELAXED);
+	v = ck_pr_load_uint(&ref->value);
+	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
 	ck_pr_fence_acquire();
 	COW__TSAN_ACQUIRE(ref);
 	return v;
@@ -192,9 +225,10 @@ cow__ptr_load(const void *slot)
 {
 	void *p;
 
-	COW__SCHED(COW__SCHED_PTR_LOAD, slot);
+	COW__SCHED(COW__SCHED_PTR_LOAD, slot, COW__MO_RELAXED);
 	p = ck_pr_md_load_ptr(slot);
 	/* Acquire: the pointee was initialised before it was published. */
+	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_ACQUIRE);
 	ck_pr_fence_acquire();
 	COW__TSAN_ACQUIRE(slot);
 	return p;
@@ -203,10 +237,11 @@ cow__ptr_load(const void *slot)
 static inline void
 cow__ptr_store(void *slot, void *value)
 {
-	COW__SCHED(COW__SCHED_PTR_STORE, slot);
 	COW__TSAN_RELEASE(slot);
 	/* Release: initialise the pointee before others can see it. */
+	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_RELEASE);
 	ck_pr_fence_release();
+	COW__SCHED(COW__SCHED_PTR_STORE, slot, COW__MO_RELAXED);
 	ck_pr_md_store_ptr(slot, value);
 }
 
@@ -217,61 +252,67 @@ cow__ptr_install(void *slot, void *value)
 {
 	void *seen;
 
-	COW__SCHED(COW__SCHED_PTR_INSTALL, slot);
 	COW__TSAN_RELEASE(slot);
+	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_RELEASE);
 	ck_pr_fence_release();
+	COW__SCHED(COW__SCHED_PTR_INSTALL, slot, COW__MO_RELAXED);
 	if (ck_pr_cas_ptr_value(slot, NULL, value, &seen))
 		return value;
+	/* Lost: acquire what the winner published. */
+	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_ACQUIRE);
 	ck_pr_fence_acquire();
 	COW__TSAN_ACQUIRE(slot);
 	return seen;
 }
 
 /* ------------------------------------------------------------------ */
-/* Counters that are not synchronisation (statistics).                 */
+/* Counters that are not synchronisation (statistics): relaxed.       */
 
 static inline void
 cow__counter_add(uint64_t *counter, uint64_t n)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
 	ck_pr_add_64(counter, n);
 }
 
 static inline uint64_t
 cow__counter_load(const uint64_t *counter)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
 	return ck_pr_load_64(counter);
 }
 
 static inline void
 cow__counter_store(uint64_t *counter, uint64_t v)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
 	ck_pr_store_64(counter, v);
 }
 
 static inline uint64_t
 cow__counter_fetch_add(uint64_t *counter, uint64_t n)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
 	return ck_pr_faa_64(counter, n);
 }
 
 static inline bool
 cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
 	return ck_pr_cas_64(counter, old, new_value);
 }
 
 /* A word that changes rarely and is read on a fast path (a budget's epoch,
- * alloc/budget.h): a relaxed load, and no scheduling point, so that the
- * path stays free of shared writes and of checker steps. A reader ordered
- * after the write by other means (the caller's synchronisation) sees it. */
+ * alloc/budget.h): a relaxed load, and no scheduling point of the
+ * sequentially consistent checker (COW__SCHED_EPOCH_LOAD passes through),
+ * so that the path stays free of shared writes and of checker steps. A
+ * reader ordered after the write by other means (the caller's
+ * synchronisation) sees it. */
 static inline uint64_t
 cow__counter_load_relaxed(const uint64_t *counter)
 {
+	COW__SCHED(COW__SCHED_EPOCH_LOAD, counter, COW__MO_RELAXED);
 	return __atomic_load_n(counter, __ATOMIC_RELAXED);
 }
 
@@ -284,7 +325,8 @@ cow__counter_load_relaxed(const uint64_t *counter)
 static inline void
 cow__counter_add_local(uint64_t *counter, uint64_t n)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	/* The owner's own load (relaxed), then the store (release). */
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELEASE);
 	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
 	    __ATOMIC_RELEASE);
 }
@@ -292,14 +334,14 @@ cow__counter_add_local(uint64_t *counter, uint64_t n)
 static inline uint64_t
 cow__counter_load_local(const uint64_t *counter)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_ACQUIRE);
 	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
 }
 
 static inline void
 cow__counter_store_local(uint64_t *counter, uint64_t v)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter);
+	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
 	__atomic_store_n(counter, v, __ATOMIC_RELAXED);
 }
 

@@ -2,10 +2,14 @@
  * sync_sched.h - the interleaving checker's side of sync.h, included by it
  * in COW_SCHED builds only (tests/interleave/, docs/interleave.md).
  *
- * Every primitive of sync.h starts with COW__SCHED(op, addr): here a call of
- * cow__sched_point, which the checker defines (tests/interleave/sched.c). A
- * test thread stops there until the scheduler lets it perform @op; one test
- * thread runs at a time. The shared/exclusive lock is not ck's: it is the
+ * Every atomic access and fence of sync.h is preceded by
+ * COW__SCHED(op, addr, order): here a call of cow__sched_point, which the
+ * checker defines (tests/interleave/sched.c). At a scheduling point a test
+ * thread stops until the scheduler lets it perform @op; one test thread
+ * runs at a time. The hooks that only describe (fences, initialisation and
+ * the loads sync.h explains need no choice) pass straight through the
+ * sequentially consistent checker, which orders everything anyway: see
+ * cow__sched_is_point. The shared/exclusive lock is not ck's: it is the
  * scheduler's model of the default lock (ck_rwlock's semantics: write
  * biased, the exclusive side waits for the readers inside), so a thread
  * that would wait for it is not runnable and a deadlock is reported instead
@@ -32,11 +36,13 @@
 #error "COW_SCHED models the default lock (ck_rwlock) only"
 #endif
 
-/* What a thread is about to do at a scheduling point. */
+/* What a thread is about to do at a hook. */
 enum cow__sched_op {
+	COW__SCHED_REF_INIT,
 	COW__SCHED_REF_GET,
 	COW__SCHED_REF_SUB,
 	COW__SCHED_REF_LOAD,
+	COW__SCHED_PIN_LOAD,
 	COW__SCHED_PTR_LOAD,
 	COW__SCHED_PTR_STORE,
 	COW__SCHED_PTR_INSTALL,
@@ -44,6 +50,10 @@ enum cow__sched_op {
 	 * counter carries synchronisation (the warn-once claim); statistics
 	 * commute with everything a test thread does. */
 	COW__SCHED_COUNTER,
+	COW__SCHED_EPOCH_LOAD,
+	/* A fence of the hook's order (addr: the location its primitive
+	 * works on). */
+	COW__SCHED_FENCE,
 	COW__SCHED_READ_LOCK,
 	COW__SCHED_READ_UNLOCK,
 	COW__SCHED_WRITE_LOCK,
@@ -57,13 +67,22 @@ enum cow__sched_op {
 	COW__SCHED_NOPS
 };
 
-/* Stop until the scheduler lets the calling thread perform @op on @addr;
- * for the lock operations, perform them. A thread the checker does not
- * run (set-up, tear-down) passes straight through. */
-void cow__sched_point(enum cow__sched_op op, const void *addr);
+/* Is @op a scheduling point of the sequentially consistent checker? */
+static inline int
+cow__sched_is_point(enum cow__sched_op op)
+{
+	return op != COW__SCHED_REF_INIT && op != COW__SCHED_PIN_LOAD &&
+	    op != COW__SCHED_EPOCH_LOAD && op != COW__SCHED_FENCE;
+}
 
-#define COW__SCHED(op, addr) cow__sched_point((op), (addr))
-#define COW__FAULT_YIELD() COW__SCHED(COW__SCHED_WINDOW, NULL)
+/* Stop until the scheduler lets the calling thread perform @op on @addr
+ * with C11 order @order; for the lock operations, perform them. A thread
+ * the checker does not run (set-up, tear-down) passes straight through. */
+void cow__sched_point(enum cow__sched_op op, const void *addr,
+    enum cow__mo order);
+
+#define COW__SCHED(op, addr, order) cow__sched_point((op), (addr), (order))
+#define COW__FAULT_YIELD() COW__SCHED(COW__SCHED_WINDOW, NULL, COW__MO_RELAXED)
 
 /* The lock: state for the scheduler, which alone reads and writes it (one
  * test thread runs at a time). */
@@ -84,37 +103,37 @@ cow__rwlock_init(cow__rwlock_t *l)
 static inline void
 cow__rwlock_destroy(cow__rwlock_t *l)
 {
-	COW__SCHED(COW__SCHED_LOCK_DESTROY, l);
+	COW__SCHED(COW__SCHED_LOCK_DESTROY, l, COW__MO_RELAXED);
 }
 
 static inline void
 cow__rwlock_read_lock(cow__rwlock_t *l)
 {
-	COW__SCHED(COW__SCHED_READ_LOCK, l);
+	COW__SCHED(COW__SCHED_READ_LOCK, l, COW__MO_ACQUIRE);
 }
 
 static inline void
 cow__rwlock_read_unlock(cow__rwlock_t *l)
 {
-	COW__SCHED(COW__SCHED_READ_UNLOCK, l);
+	COW__SCHED(COW__SCHED_READ_UNLOCK, l, COW__MO_RELEASE);
 }
 
 static inline void
 cow__rwlock_write_lock(cow__rwlock_t *l)
 {
-	COW__SCHED(COW__SCHED_WRITE_LOCK, l);
+	COW__SCHED(COW__SCHED_WRITE_LOCK, l, COW__MO_ACQUIRE);
 }
 
 static inline void
 cow__rwlock_write_unlock(cow__rwlock_t *l)
 {
-	COW__SCHED(COW__SCHED_WRITE_UNLOCK, l);
+	COW__SCHED(COW__SCHED_WRITE_UNLOCK, l, COW__MO_RELEASE);
 }
 
 static inline void
 cow__rwlock_wait_readers(cow__rwlock_t *l)
 {
-	COW__SCHED(COW__SCHED_WAIT_READERS, l);
+	COW__SCHED(COW__SCHED_WAIT_READERS, l, COW__MO_ACQUIRE);
 }
 
 #endif

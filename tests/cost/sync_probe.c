@@ -29,7 +29,11 @@ cow_cost_sync_ref(cow__refcount_t *r)
 	cow__ref_get(r);
 	v = cow__ref_load(r);
 	v += cow__ref_sub(r);
-	return v + cow__ref_put(r);
+	v += cow__ref_put(r);
+	/* Pin counts share the refcount's type. */
+	cow__pin_get(r);
+	v += cow__pin_put(r, 1);
+	return v + cow__pin_load(r);
 }
 
 void *
@@ -53,6 +57,7 @@ cow_cost_sync_counter(uint64_t *c)
 	cow__counter_add_local(c, 4);
 	cow__counter_store_local(c, v);
 	v += cow__counter_load_local(c);
+	v += cow__counter_load_relaxed(c);
 	return v + cow__counter_cas(c, v, 0);
 }
 

@@ -59,13 +59,17 @@ static _Thread_local struct ilv_thread *ilv_me;
 struct ilv_trace *ilv_current_trace;
 
 static const char *const ilv_op_names[COW__SCHED_NOPS] = {
+	[COW__SCHED_REF_INIT] = "refcount init",
 	[COW__SCHED_REF_GET] = "refcount get",
 	[COW__SCHED_REF_SUB] = "refcount sub",
 	[COW__SCHED_REF_LOAD] = "refcount load",
+	[COW__SCHED_PIN_LOAD] = "pin count load",
 	[COW__SCHED_PTR_LOAD] = "pointer load",
 	[COW__SCHED_PTR_STORE] = "pointer store",
 	[COW__SCHED_PTR_INSTALL] = "pointer install",
 	[COW__SCHED_COUNTER] = "counter",
+	[COW__SCHED_EPOCH_LOAD] = "epoch load",
+	[COW__SCHED_FENCE] = "fence",
 	[COW__SCHED_READ_LOCK] = "shared lock",
 	[COW__SCHED_READ_UNLOCK] = "shared unlock",
 	[COW__SCHED_WRITE_LOCK] = "exclusive lock",
@@ -328,10 +332,16 @@ ilv_unmanaged(enum cow__sched_op op, const void *addr)
 }
 
 void
-cow__sched_point(enum cow__sched_op op, const void *addr)
+cow__sched_point(enum cow__sched_op op, const void *addr,
+    enum cow__mo order)
 {
 	struct ilv_thread *me = ilv_me;
 
+	/* The order matters to a weakly ordered machine; here every step
+	 * is sequentially consistent. */
+	(void)order;
+	if (!cow__sched_is_point(op))
+		return;
 	if (me == NULL || !S.active) {
 		ilv_unmanaged(op, addr);
 		return;
