@@ -272,12 +272,46 @@ UNARY_LOOP(neg_bf16, uint16_t, x ^ 0x8000u)
 #undef F16
 #undef BF16
 
-/* Complex: T[2] is (re, im). STMT computes r from x (and y). */
+/* Complex: T[2] is (re, im). STMT computes r from x (and y). Dense runs
+ * (every operand contiguous, or the second one a scalar: stride 0) take
+ * typed loops over the interleaved parts, which the compiler vectorises;
+ * the statement is the same, so the results are too. No restrict: the
+ * destination may be an input (in place), and the compiler checks for
+ * overlap at run time instead. */
 #define COMPLEX_LOOP(name, T, NIN, STMT)                                    \
+DENSE static void                                                           \
+name##_dense(T *d, const T *a, const T *b, int64_t sb, int64_t n)           \
+{                                                                           \
+	for (int64_t i = 0; i < n; i++) {                                   \
+		T x[2] = {a[2 * i], a[2 * i + 1]}, y[2] = {0, 0}, r[2];     \
+                                                                            \
+		if (NIN == 2) {                                             \
+			y[0] = b[sb * i];                                   \
+			y[1] = b[sb * i + 1];                               \
+		}                                                           \
+		STMT;                                                       \
+		(void)y;                                                    \
+		d[2 * i] = r[0];                                            \
+		d[2 * i + 1] = r[1];                                        \
+	}                                                                   \
+}                                                                           \
+                                                                            \
 static bool                                                                 \
 name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
 {                                                                           \
+	const int64_t z = (int64_t)(2 * sizeof(T));                         \
+                                                                            \
 	(void)arg;                                                          \
+	if (s[0] == z && s[1] == z &&                                       \
+	    (NIN == 1 || s[2] == z || s[2] == 0) && ALIGNED(p[0], T) &&     \
+	    ALIGNED(p[1], T) && (NIN == 1 || ALIGNED(p[2], T))) {           \
+		const T *b = NIN == 2 ? (const T *)(const void *)p[2] : NULL; \
+                                                                            \
+		name##_dense((T *)(void *)p[0],                             \
+		    (const T *)(const void *)p[1], b,                       \
+		    NIN == 2 && s[2] == 0 ? 0 : 2, n);                      \
+		return true;                                                \
+	}                                                                   \
 	for (int64_t i = 0; i < n; i++) {                                   \
 		T x[2], y[2], r[2];                                         \
                                                                             \
