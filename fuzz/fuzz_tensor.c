@@ -1374,9 +1374,9 @@ op_set(struct fz *z, struct fuzz_input *in)
  * dimensions that a's strides let it walk as one run (size-1 dimensions
  * dropped; iter.h), and a run whose every element goes to one output
  * element is summed pairwise, NumPy's way, then added to that output
- * element; complex runs, and runs that spread over several outputs, are
- * added in index order. This is the length of the first kind of run in a
- * sum over every element of @l.
+ * element; runs that spread over several outputs are added in index
+ * order. This is the length of the first kind of run in a sum over every
+ * element of @l.
  */
 static int64_t
 model_sum_run(const struct tm_layout *l)
@@ -1399,39 +1399,44 @@ model_sum_run(const struct tm_layout *l)
 }
 
 /* The pairwise sum, in @adt, of @n elements of slot @a (of @dt) from
- * row-major index @first: fewer than 8 in order from 0; up to 128 in
- * eight partial sums; more split at n / 2 rounded down to a multiple of 8
- * (loops.c, PAIRWISE). */
+ * row-major index @first, with k = 8 partial sums for real dtypes and 4
+ * for complex ones (loops.c, PAIRWISE and CPAIRWISE): fewer than k in
+ * order from 0; up to 16k in k partial sums (element i into sum i % k),
+ * combined as a balanced tree, then the tail of n % k in order; more
+ * split at n / 2 rounded down to a multiple of k. */
 static tm_value_t
 model_pairwise(struct fz *z, int a, cow_dtype_t dt, cow_dtype_t adt,
     int64_t first, int64_t n)
 {
 #define X(i) tm_convert(dt, tm_get(&z->m, a, first + (i)), adt)
+	const int k = tm_is_complex(dt) ? 4 : 8;
 	tm_value_t r[8], res;
 	int64_t i, n2;
 
-	if (n < 8) {
+	if (n < k) {
 		res = tm_from_int(adt, 0);
 		for (i = 0; i < n; i++)
 			res = tm_add(adt, res, X(i));
 		return res;
 	}
-	if (n <= 128) {
-		for (int j = 0; j < 8; j++)
+	if (n <= 16 * k) {
+		for (int j = 0; j < k; j++)
 			r[j] = X(j);
-		for (i = 8; i < n - n % 8; i += 8)
-			for (int j = 0; j < 8; j++)
+		for (i = k; i < n - n % k; i += k)
+			for (int j = 0; j < k; j++)
 				r[j] = tm_add(adt, r[j], X(i + j));
-		res = tm_add(adt,
-		    tm_add(adt, tm_add(adt, r[0], r[1]), tm_add(adt, r[2], r[3])),
-		    tm_add(adt, tm_add(adt, r[4], r[5]), tm_add(adt, r[6], r[7])));
+		/* ((r0 + r1) + (r2 + r3)) [+ ((r4 + r5) + (r6 + r7))] */
+		for (int w = 1; w < k; w *= 2)
+			for (int j = 0; j < k; j += 2 * w)
+				r[j] = tm_add(adt, r[j], r[j + w]);
+		res = r[0];
 		for (; i < n; i++)
 			res = tm_add(adt, res, X(i));
 		return res;
 	}
 #undef X
 	n2 = n / 2;
-	n2 -= n2 % 8;
+	n2 -= n2 % k;
 	return tm_add(adt, model_pairwise(z, a, dt, adt, first, n2),
 	    model_pairwise(z, a, dt, adt, first + n2, n - n2));
 }
@@ -1553,9 +1558,9 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 
 		for (int i = d + 1; kind == 4 && i < la.ndim; i++)
 			inner *= la.sizes[i];
-		if (!tm_is_complex(dt) && kind == 3)
+		if (kind == 3)
 			run = model_sum_run(&la);
-		else if (!tm_is_complex(dt) && inner == 1)
+		else if (inner == 1)
 			run = len;  /* d is the innermost dimension */
 		for (int64_t k = 0; k < n; k++) {
 			int64_t outer = k / inner, rest = k % inner;

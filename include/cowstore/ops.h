@@ -163,17 +163,23 @@ COW_API cow_status_t cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out);
  * elements form runs, the innermost dimensions that the strides let one
  * walk (all of a contiguous tensor; for cow_tensor_sum_dim, dimension @dim
  * when it is the innermost of size above 1). Each run of n elements is
- * summed pairwise, as NumPy 1.24 sums (fewer than 8 in index order from
- * +0; up to 128 in eight interleaved partial sums; longer runs split in
- * two), and the run sums are added to 0 in index order; a sum over an
- * outer dimension, and a complex sum, adds in index order. A contiguous
- * real tensor's sum is therefore NumPy's, bit for bit. Error bound, with
- * u = 2^-24 (float32, float16, bfloat16) or 2^-53 (float64) and S the sum
- * of the absolute values: |computed - exact| <= k u S / (1 - k u), with
- * k = 26 + ceil(log2(n / 128)) (n > 128; k = n for n < 8, 26 for n <= 128)
- * for a single run, plus one for each further run; float16 and bfloat16
- * then round once to the dtype. An index-order sum's k is the element
- * count: 2^25 float32 ones sum to 2^25 here, to 2^24 in index order.
+ * summed pairwise, as NumPy 1.24 sums (real: fewer than 8 in index order
+ * from +0; up to 128 in eight interleaved partial sums; longer runs split
+ * in two; complex: the same with four partial sums of complex values, 4
+ * and 64 for 8 and 128), and the run sums are added to 0 in index order;
+ * a sum over an outer dimension adds in index order. A contiguous tensor
+ * of up to 8192 elements therefore sums to NumPy's result, bit for bit;
+ * NumPy sums a longer one in buffered chunks of 8192, each pairwise, added
+ * in order, where cowstore sums the whole run pairwise (the bound below
+ * grows with log n, not n / 8192). Error bound, with u = 2^-24 (float32,
+ * float16, bfloat16, complex64) or 2^-53 (float64, complex128) and S the
+ * sum of the absolute values (of each part, for complex): |computed -
+ * exact| <= k u S / (1 - k u), with k = 26 + ceil(log2(n / 128)) (n > 128;
+ * k = n for n < 8, 26 for n <= 128; complex: 21 + ceil(log2(n / 64)), n
+ * for n < 4, 21 for n <= 64) for a single run, plus one for each further
+ * run; float16 and bfloat16 then round once to the dtype. An index-order
+ * sum's k is the element count: 2^25 float32 ones sum to 2^25 here, to
+ * 2^24 in index order.
  * Ownership: *out holds one reference. Thread-safety: a read of @a.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM.
  */

@@ -676,12 +676,86 @@ INDEX_ORDER(sum_i16, load_i16, 2)
 INDEX_ORDER(sum_i32, load_i32, 4)
 INDEX_ORDER(sum_i64, load_i64, 8)
 
-/* Complex: T[2] accumulated componentwise, in index order. */
-#define SUM_RUN_COMPLEX(T)                                                  \
+/*
+ * Complex runs are summed pairwise as NumPy 1.24 sums them (its complex
+ * pairwise_sum, over the interleaved parts): the scheme above with four
+ * partial sums of complex values instead of eight: fewer than 4 elements
+ * in index order from +0; up to 64 in four partial sums (element i into
+ * sum i % 4, combined (s0 + s1) + (s2 + s3), the tail of n % 4 added
+ * last); longer runs split at n / 2 rounded down to a multiple of 4. The
+ * parts add independently. @out receives the sum.
+ */
+#define CPAIRWISE_BODY(name, T, S)                                          \
+{                                                                           \
+	int64_t i, n2;                                                      \
+	T r[4][2], x[2];                                                    \
+                                                                            \
+	if (n < 4) {                                                        \
+		out[0] = out[1] = 0;                                        \
+		for (i = 0; i < n; i++) {                                   \
+			memcpy(x, a + i * (S), sizeof x);                   \
+			out[0] += x[0];                                     \
+			out[1] += x[1];                                     \
+		}                                                           \
+		return;                                                     \
+	}                                                                   \
+	if (n <= 64) {                                                      \
+		for (int j = 0; j < 4; j++)                                 \
+			memcpy(r[j], a + j * (S), sizeof r[j]);             \
+		for (i = 4; i < n - n % 4; i += 4)                          \
+			for (int j = 0; j < 4; j++) {                       \
+				memcpy(x, a + (i + j) * (S), sizeof x);     \
+				r[j][0] += x[0];                            \
+				r[j][1] += x[1];                            \
+			}                                                   \
+		out[0] = (r[0][0] + r[1][0]) + (r[2][0] + r[3][0]);         \
+		out[1] = (r[0][1] + r[1][1]) + (r[2][1] + r[3][1]);         \
+		for (; i < n; i++) {                                        \
+			memcpy(x, a + i * (S), sizeof x);                   \
+			out[0] += x[0];                                     \
+			out[1] += x[1];                                     \
+		}                                                           \
+		return;                                                     \
+	}                                                                   \
+	n2 = n / 2;                                                         \
+	n2 -= n2 % 4;                                                       \
+	name(a, n2, s, out);                                                \
+	name(a + n2 * (S), n - n2, s, x);                                   \
+	out[0] += x[0];                                                     \
+	out[1] += x[1];                                                     \
+}
+
+#define CPAIRWISE(name, T)                                                  \
+static void                                                                 \
+name(const char *a, int64_t n, int64_t s, T out[2])                         \
+CPAIRWISE_BODY(name, T, s)                                                  \
+                                                                            \
+DENSE static void                                                           \
+name##_dense(const char *a, int64_t n, int64_t s, T out[2])                 \
+CPAIRWISE_BODY(name##_dense, T, (int64_t)(2 * sizeof(T)))
+
+CPAIRWISE(pairwise_c64, float)
+CPAIRWISE(pairwise_c128, double)
+
+/* Complex: T[2] accumulated componentwise; a run into one output element
+ * pairwise (above), otherwise each element into its own, in index order. */
+#define SUM_RUN_COMPLEX(T, RUN_SUM)                                         \
 	do {                                                                \
+		T acc[2], x[2];                                             \
+                                                                            \
+		if (s[0] == 0) {                                            \
+			if (s[1] == (int64_t)(2 * sizeof(T)))               \
+				RUN_SUM##_dense(p[1], n, s[1], x);          \
+			else                                                \
+				RUN_SUM(p[1], n, s[1], x);                  \
+			memcpy(acc, p[0], sizeof acc);                      \
+			acc[0] += x[0];                                     \
+			acc[1] += x[1];                                     \
+			memcpy(p[0], acc, sizeof acc);                      \
+			return true;                                        \
+		}                                                           \
 		for (int64_t i = 0; i < n; i++) {                           \
 			char *q = p[0] + i * s[0];                          \
-			T acc[2], x[2];                                     \
                                                                             \
 			memcpy(acc, q, sizeof acc);                         \
 			memcpy(x, p[1] + i * s[1], sizeof x);               \
@@ -739,10 +813,10 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 		SUM_RUN(double, load_f64, pairwise_f64, 8);
 		break;
 	case COW_DTYPE_COMPLEX64:
-		SUM_RUN_COMPLEX(float);
+		SUM_RUN_COMPLEX(float, pairwise_c64);
 		break;
 	case COW_DTYPE_COMPLEX128:
-		SUM_RUN_COMPLEX(double);
+		SUM_RUN_COMPLEX(double, pairwise_c128);
 		break;
 	}
 	return true;

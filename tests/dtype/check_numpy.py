@@ -12,10 +12,10 @@ What is compared (every line of the table, README.md has the details):
 - add, mul, neg: NumPy's ufuncs on arrays of the dtype;
 - sum, rep: in the accumulation dtype (int64 or uint64 for integers and
   bool, float32 for float16 and bfloat16, the dtype itself otherwise),
-  then astype to the result dtype: np.add.reduce for the real floating
-  accumulators (pairwise, as cowstore sums a run: ops.h), and
-  np.add.accumulate from 0 (index order) for the others (complex sums
-  run in index order; integer sums are exact in any order).
+  then astype to the result dtype: np.add.reduce for the floating and
+  complex accumulators (pairwise, as cowstore sums a run: ops.h), and
+  np.add.accumulate from 0 (index order) for the integer ones (exact in
+  any order).
 Arithmetic results that are NaN are compared as NaN only: IEEE 754 leaves
 the sign and payload of a NaN that an operation returns unspecified (x86
 returns the first operand's NaN, or a negative default NaN for an invalid
@@ -227,7 +227,7 @@ def sum_expected(dt, rdt, xs):
     acc = acc_dtype(dt)
     zero = np.zeros(1, dtype=NP[acc])
     vals = np.asarray(xs).astype(NP[acc])
-    if acc in ("float32", "float64"):
+    if acc in ("float32", "float64", "complex64", "complex128"):
         s = np.add.reduce(vals) if len(vals) else zero[0]
     else:
         s = np.add.accumulate(np.concatenate([zero, vals]))[-1]

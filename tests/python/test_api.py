@@ -784,6 +784,41 @@ def test_sum_dim_keepdim():
     assert t.T[1:].sum(0).tolist() == a.T[1:].sum(0).tolist()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64",
+                                   "complex128"])
+def test_sum_is_numpys_bit_for_bit_up_to_8192_elements(dtype):
+    """Contiguous sums are NumPy 1.24's pairwise sums (ops.h): the same
+    bits for every length up to NumPy's 8192-element reduction chunk, on
+    values of many magnitudes (where the order of additions shows)."""
+    rng = np.random.default_rng(11)
+    real = np.float32 if dtype in ("float32", "complex64") else np.float64
+    for n in list(range(0, 300)) + [511, 1000, 4097, 8191, 8192]:
+        x = rng.standard_normal(n) * 10.0 ** rng.integers(-6, 6, n)
+        if dtype.startswith("complex"):
+            x = x + 1j * rng.standard_normal(n) * 10.0 ** rng.integers(
+                -6, 6, n)
+        a = x.astype(dtype)
+        got = np.asarray(cowstore.tensor(a).sum().numpy())
+        want = np.asarray(np.add.reduce(a), dtype=dtype)
+        assert got.tobytes() == want.tobytes(), (dtype, n, got, want)
+
+
+def test_long_sums_are_pairwise_over_the_whole_run():
+    """Past 8192 elements NumPy adds its chunks' sums in order; cowstore
+    keeps summing pairwise. Against an exact sum (math.fsum), cowstore's
+    error stays within ops.h's bound, k = 26 + ceil(log2(n / 128))."""
+    import math
+    rng = np.random.default_rng(12)
+    n = 1 << 20
+    a = rng.uniform(0.5, 1.5, n).astype(np.float32)
+    exact = math.fsum(a.astype(np.float64))
+    got = cowstore.tensor(a).sum().item()
+    k = 26 + math.ceil(math.log2(n / 128))
+    u = 2.0 ** -24
+    bound = k * u * exact / (1 - k * u)
+    assert abs(got - exact) <= bound, (got, exact, bound)
+
+
 def test_sum_over_no_elements():
     assert cowstore.zeros((0, 3)).sum().item() == 0
     assert cowstore.zeros((0, 3)).sum(0).tolist() == [0.0, 0.0, 0.0]
