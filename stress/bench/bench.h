@@ -56,6 +56,14 @@ bench_consume(uintptr_t v)
 
 _Noreturn void bench_fail(const char *what, int status);
 
+/* A benchmark's library call must succeed: bench_fail otherwise. */
+static inline void
+bench_check(int status, const char *what)
+{
+	if (status != 0)
+		bench_fail(what, status);
+}
+
 /* Pin thread @t to the @i-th CPU (modulo the CPUs this process may use).
  * Best effort: nothing happens where affinity cannot be set. */
 void bench_pin(pthread_t t, int i);

@@ -28,13 +28,6 @@ struct anchor_state {
 };
 
 static void
-check(cow_status_t st, const char *what)
-{
-	if (st != COW_OK)
-		bench_fail(what, st);
-}
-
-static void
 no_free(void *data, size_t nbytes, void *ctx)
 {
 	(void)data;
@@ -48,10 +41,10 @@ setup_anchor(struct bench_arg *arg)
 	struct anchor_state *st = calloc(1, sizeof *st);
 	void *p;
 
-	check(cow_storage_new(arg->bytes, bench_allocator(), &st->src), "new");
-	check(cow_storage_mutable_data(st->src, &p), "mutable_data");
+	bench_check(cow_storage_new(arg->bytes, bench_allocator(), &st->src), "new");
+	bench_check(cow_storage_mutable_data(st->src, &p), "mutable_data");
 	memset(p, 1, arg->bytes);
-	check(cow_storage_from_external(p, arg->bytes, no_free, NULL,
+	bench_check(cow_storage_from_external(p, arg->bytes, no_free, NULL,
 	    COW_STORAGE_NOT_SHAREABLE, &st->unshareable), "from_external");
 	arg->state = st;
 }
@@ -86,24 +79,24 @@ teardown_anchor(struct bench_arg *arg)
 	}
 
 ANCHOR_LOOP(lazy_clone_release,
-	check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
 	cow_storage_release(c);)
 
 ANCHOR_LOOP(materialize_copy,
-	check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
-	check(cow_storage_mutable_data(c, &p), "mutable_data");
+	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	bench_check(cow_storage_mutable_data(c, &p), "mutable_data");
 	bench_consume((uintptr_t)p);
 	cow_storage_release(c);)
 
 ANCHOR_LOOP(materialize_steal,
-	check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
 	cow_storage_release(st->src);
-	check(cow_storage_mutable_data(c, &p), "mutable_data");
+	bench_check(cow_storage_mutable_data(c, &p), "mutable_data");
 	((unsigned char *)p)[0] = 3;
 	st->src = c;)
 
 ANCHOR_LOOP(eager_clone,
-	check(cow_storage_lazy_clone(st->unshareable, &c), "eager clone");
+	bench_check(cow_storage_lazy_clone(st->unshareable, &c), "eager clone");
 	bench_consume((uintptr_t)cow_storage_const_data(c));
 	cow_storage_release(c);)
 

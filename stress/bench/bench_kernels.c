@@ -21,13 +21,6 @@ struct kernel_state {
 };
 
 static void
-check(cow_status_t st, const char *what)
-{
-	if (st != COW_OK)
-		bench_fail(what, st);
-}
-
-static void
 setup(struct bench_arg *arg, bool functional)
 {
 	struct kernel_state *st = malloc(sizeof *st);
@@ -36,14 +29,14 @@ setup(struct bench_arg *arg, bool functional)
 
 	if (st == NULL)
 		bench_fail("malloc", COW_ENOMEM);
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 1.0, bench_allocator(),
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 1.0, bench_allocator(),
 	    &a), "full");
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 0.0, bench_allocator(),
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 0.0, bench_allocator(),
 	    &b), "full");
 	if (functional) {
-		check(cow_functional_wrap(a, cow_backend_strided(), &st->a),
+		bench_check(cow_functional_wrap(a, cow_backend_strided(), &st->a),
 		    "wrap");
-		check(cow_functional_wrap(b, cow_backend_strided(), &st->b),
+		bench_check(cow_functional_wrap(b, cow_backend_strided(), &st->b),
 		    "wrap");
 		cow_tensor_release(a);
 		cow_tensor_release(b);
@@ -86,7 +79,7 @@ run_add(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		cow_tensor_t *c;
 
-		check(cow_tensor_add(st->a, st->b, &c), "add");
+		bench_check(cow_tensor_add(st->a, st->b, &c), "add");
 		bench_consume((uintptr_t)cow_tensor_numel(c));
 		cow_tensor_release(c);
 	}
@@ -103,9 +96,9 @@ run_add_inplace(struct bench_arg *arg, uint64_t n)
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++) {
-		check(cow_tensor_add_(st->a, st->b), "add_");
+		bench_check(cow_tensor_add_(st->a, st->b), "add_");
 		if (functional)
-			check(cow_functional_sync(st->a), "sync");
+			bench_check(cow_functional_sync(st->a), "sync");
 	}
 	return bench_now_ns() - t0;
 }
@@ -121,8 +114,8 @@ run_sum(struct bench_arg *arg, uint64_t n)
 		cow_tensor_t *s;
 		double v;
 
-		check(cow_tensor_sum(st->a, &s), "sum");
-		check(cow_tensor_get_f64(s, NULL, &v), "get_f64");
+		bench_check(cow_tensor_sum(st->a, &s), "sum");
+		bench_check(cow_tensor_get_f64(s, NULL, &v), "get_f64");
 		bench_consume((uintptr_t)v);
 		cow_tensor_release(s);
 	}

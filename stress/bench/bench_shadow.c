@@ -24,13 +24,6 @@ struct shadow_state {
 };
 
 static void
-check(cow_status_t st, const char *what)
-{
-	if (st != COW_OK)
-		bench_fail(what, st);
-}
-
-static void
 silent(const cow_shadow_event_t *event, void *ctx)
 {
 	(void)event;
@@ -44,14 +37,14 @@ setup_shadow(struct bench_arg *arg)
 	const int64_t n = 16;
 	cow_reshape_mode_t prev;
 
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 1.0, bench_allocator(),
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 1.0, bench_allocator(),
 	    &st.plain), "full");
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 1.0, bench_allocator(),
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 1.0, bench_allocator(),
 	    &st.shadowed), "full");
-	check(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, &prev), "mode");
-	check(cow_tensor_reshape(st.shadowed, 2, (int64_t[]){4, 4}, &st.alias),
+	bench_check(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, &prev), "mode");
+	bench_check(cow_tensor_reshape(st.shadowed, 2, (int64_t[]){4, 4}, &st.alias),
 	    "reshape");
-	check(cow_reshape_mode_set_thread(prev, NULL), "mode");
+	bench_check(cow_reshape_mode_set_thread(prev, NULL), "mode");
 	cow_shadow_handler_set(silent, NULL);
 	arg->state = &st;
 }
@@ -76,7 +69,7 @@ write_loop(cow_tensor_t *t, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		void *p;
 
-		check(cow_tensor_mutable_data(t, &p), "mutable_data");
+		bench_check(cow_tensor_mutable_data(t, &p), "mutable_data");
 		((float *)p)[i & 15] = (float)i;
 	}
 	return bench_now_ns() - t0;
@@ -103,7 +96,7 @@ run_write_alternating(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		void *p;
 
-		check(cow_tensor_mutable_data(i & 1 ? st->alias : st->shadowed,
+		bench_check(cow_tensor_mutable_data(i & 1 ? st->alias : st->shadowed,
 		    &p), "mutable_data");
 		((float *)p)[i & 15] = (float)i;
 	}
@@ -119,7 +112,7 @@ set_loop(cow_tensor_t *t, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		int64_t idx = (int64_t)(i & 15);
 
-		check(cow_tensor_set_f64(t, &idx, (double)i), "set_f64");
+		bench_check(cow_tensor_set_f64(t, &idx, (double)i), "set_f64");
 	}
 	return bench_now_ns() - t0;
 }

@@ -29,13 +29,6 @@ struct storage_state {
 	uint64_t ndst;
 };
 
-static void
-check(cow_status_t st, const char *what)
-{
-	if (st != COW_OK)
-		bench_fail(what, st);
-}
-
 static uint64_t
 objects_within(const struct bench_arg *arg, uint64_t memory)
 {
@@ -86,8 +79,8 @@ filled_storage(size_t bytes)
 	cow_storage_t *s;
 	void *p;
 
-	check(cow_storage_new(bytes, bench_allocator(), &s), "cow_storage_new");
-	check(cow_storage_mutable_data(s, &p), "cow_storage_mutable_data");
+	bench_check(cow_storage_new(bytes, bench_allocator(), &s), "cow_storage_new");
+	bench_check(cow_storage_mutable_data(s, &p), "cow_storage_mutable_data");
 	memset(p, 0x5a, bytes);
 	return s;
 }
@@ -101,7 +94,7 @@ setup_storage(struct bench_arg *arg)
 	struct storage_state *st = calloc(1, sizeof *st);
 
 	st->src = filled_storage(arg->bytes ? arg->bytes : BENCH_ACCESS_BYTES);
-	check(cow_storage_lazy_clone(st->src, &st->keeper), "lazy_clone");
+	bench_check(cow_storage_lazy_clone(st->src, &st->keeper), "lazy_clone");
 	st->objs = calloc(BENCH_MAX_OBJECTS, sizeof *st->objs);
 	st->pool = calloc(BENCH_MAX_OBJECTS, sizeof *st->pool);
 	arg->state = st;
@@ -196,7 +189,7 @@ setup_eager_clone(struct bench_arg *arg)
 	st = arg->state;
 	memset(ext, 0x5a, arg->bytes);
 	cow_storage_release(st->keeper);
-	check(cow_storage_from_external(ext, arg->bytes, free_deleter, NULL,
+	bench_check(cow_storage_from_external(ext, arg->bytes, free_deleter, NULL,
 	    COW_STORAGE_NOT_SHAREABLE, &st->keeper), "from_external");
 }
 
@@ -209,7 +202,7 @@ run_eager_clone(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		cow_storage_t *c;
 
-		check(cow_storage_lazy_clone(st->keeper, &c), "eager clone");
+		bench_check(cow_storage_lazy_clone(st->keeper, &c), "eager clone");
 		cow_storage_release(c);
 	}
 	return bench_now_ns() - t0;
@@ -225,7 +218,7 @@ run_lazy_clone(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		cow_storage_t *c;
 
-		check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+		bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
 		cow_storage_release(c);
 	}
 	return bench_now_ns() - t0;
@@ -236,7 +229,7 @@ static void
 prepare_clones(struct storage_state *st, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		check(cow_storage_lazy_clone(st->src, &st->objs[i]),
+		bench_check(cow_storage_lazy_clone(st->src, &st->objs[i]),
 		    "lazy_clone");
 }
 
@@ -253,7 +246,7 @@ time_materialize(struct storage_state *st, uint64_t n)
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++)
-		check(cow_storage_materialize(st->objs[i]), "materialize");
+		bench_check(cow_storage_materialize(st->objs[i]), "materialize");
 	return bench_now_ns() - t0;
 }
 
@@ -280,7 +273,7 @@ run_materialize_cold(struct bench_arg *arg, uint64_t n)
 	uint64_t t;
 
 	prepare_clones(st, n);
-	check(cow_allocator_trim(bench_allocator()), "trim");
+	bench_check(cow_allocator_trim(bench_allocator()), "trim");
 	t = time_materialize(st, n);
 	release_objs(st, n);
 	return t;
@@ -299,7 +292,7 @@ run_materialize_steal(struct bench_arg *arg, uint64_t n)
 
 		if (st->pool[i] == NULL)
 			st->pool[i] = filled_storage(arg->bytes);
-		check(cow_storage_lazy_clone(st->pool[i], &c), "lazy_clone");
+		bench_check(cow_storage_lazy_clone(st->pool[i], &c), "lazy_clone");
 		cow_storage_release(st->pool[i]);
 		st->pool[i] = c; /* the sole reference */
 		st->objs[i] = c;
@@ -358,7 +351,7 @@ run_mutable_private(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		void *p;
 
-		check(cow_storage_mutable_data(st->keeper, &p), "mutable");
+		bench_check(cow_storage_mutable_data(st->keeper, &p), "mutable");
 		acc += (uintptr_t)p;
 	}
 	bench_consume(acc);

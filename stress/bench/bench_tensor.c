@@ -23,24 +23,17 @@ struct tensor_state {
 };
 
 static void
-check(cow_status_t st, const char *what)
-{
-	if (st != COW_OK)
-		bench_fail(what, st);
-}
-
-static void
 setup_tensor(struct bench_arg *arg)
 {
 	static struct tensor_state st;
 	const int64_t sizes[2] = {64, 64};
 
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 2, sizes, 1.0,
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 2, sizes, 1.0,
 	    bench_allocator(), &st.t), "full");
-	check(cow_tensor_transpose(st.t, 0, 1, &st.tt), "transpose");
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (const int64_t[]){16}, 1.0,
+	bench_check(cow_tensor_transpose(st.t, 0, 1, &st.tt), "transpose");
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (const int64_t[]){16}, 1.0,
 	    bench_allocator(), &st.a), "full");
-	check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (const int64_t[]){16}, 0.0,
+	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (const int64_t[]){16}, 0.0,
 	    bench_allocator(), &st.b), "full");
 	arg->state = &st;
 }
@@ -66,7 +59,7 @@ time_views(cow_tensor_t *t, bool transpose, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		cow_tensor_t *v;
 
-		check(transpose ? cow_tensor_transpose(t, 0, 1, &v) :
+		bench_check(transpose ? cow_tensor_transpose(t, 0, 1, &v) :
 		    cow_tensor_select(t, 0, (int64_t)(i & 63), &v), "view");
 		bench_consume((uintptr_t)cow_tensor_offset(v));
 		cow_tensor_release(v);
@@ -98,7 +91,7 @@ run_lazy_clone_tensor(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		cow_tensor_t *c;
 
-		check(cow_tensor_lazy_clone(t, &c), "lazy_clone");
+		bench_check(cow_tensor_lazy_clone(t, &c), "lazy_clone");
 		bench_consume((uintptr_t)cow_tensor_numel(c));
 		cow_tensor_release(c);
 	}
@@ -113,7 +106,7 @@ run_op_add_inplace(struct bench_arg *arg, uint64_t n)
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++)
-		check(cow_tensor_add_(st->a, st->b), "add_");
+		bench_check(cow_tensor_add_(st->a, st->b), "add_");
 	return bench_now_ns() - t0;
 }
 
@@ -127,7 +120,7 @@ run_op_add(struct bench_arg *arg, uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		cow_tensor_t *r;
 
-		check(cow_tensor_add(st->a, st->b, &r), "add");
+		bench_check(cow_tensor_add(st->a, st->b, &r), "add");
 		bench_consume((uintptr_t)cow_tensor_numel(r));
 		cow_tensor_release(r);
 	}
@@ -142,7 +135,7 @@ run_op_fill(struct bench_arg *arg, uint64_t n)
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++)
-		check(cow_tensor_fill_(st->b, (double)(i & 7)), "fill_");
+		bench_check(cow_tensor_fill_(st->b, (double)(i & 7)), "fill_");
 	return bench_now_ns() - t0;
 }
 
@@ -160,7 +153,7 @@ time_expect(cow_tensor_t *t, bool owned, uint64_t n)
 			cow_tensor_retain(t);
 			mo = cow_maybe_owned_owned(t);
 		} else {
-			check(cow_tensor_expect_contiguous(t, &mo), "expect");
+			bench_check(cow_tensor_expect_contiguous(t, &mo), "expect");
 		}
 		bench_consume((uintptr_t)cow_maybe_owned_get(&mo));
 		cow_maybe_owned_release(&mo);
