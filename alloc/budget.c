@@ -95,8 +95,16 @@ void
 cow__budget_set_limit(cow__budget_t *b, uint64_t limit)
 {
 	cow__counter_store(&b->limit, limit);
-	/* After the limit: a thread that sees the new epoch sees it. */
+	/* After the limit, with release: a thread that sees the new epoch
+	 * (cow__counter_load_acquire in the slow path) sees the new limit.
+	 * Relaxed, a weakly ordered machine could show the epoch and the
+	 * old limit: credit drawn under the old limit would carry the new
+	 * epoch (the weak-memory control (k), docs/interleave.md). */
+#ifdef COW_FAULT_RELAXED_EPOCH
 	cow__counter_add(&b->epoch, 1);
+#else
+	cow__counter_add_release(&b->epoch, 1);
+#endif
 }
 
 bool
@@ -107,7 +115,11 @@ cow__budget_charge_slow(cow__budget_t *b, size_t n)
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL)
 		return budget_take(b, n, n) != 0 || n == 0;
 	credit = &cow__budget_credit[b->slot];
+#ifdef COW_FAULT_RELAXED_EPOCH
 	epoch = cow__counter_load(&b->epoch);
+#else
+	epoch = cow__counter_load_acquire(&b->epoch);
+#endif
 	if (cow__budget_credit_epoch[b->slot] != epoch) {
 		/* Drawn under an earlier limit: give it back, and charge
 		 * against the limit of now. */

@@ -78,6 +78,7 @@ enum cow__mo {
 #include "core/sync_sched.h"
 #else
 #define COW__SCHED(op, addr, order) ((void)0)
+#define COW__SCHED_ACCESS(addr, n, write) ((void)0)
 /* A fault switch's window: lets other threads run in the middle of it. */
 #define COW__FAULT_YIELD() sched_yield()
 #endif
@@ -106,8 +107,10 @@ cow__ref_load(const cow__refcount_t *ref)
 	v = ck_pr_load_uint(&ref->value);
 	/* Pairs with the release in cow__ref_sub: a reader that sees a count
 	 * drop also sees what the droppers did before dropping. */
+#ifndef COW_FAULT_RELAXED_REF_LOAD /* weak-memory control (docs/interleave.md) */
 	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
 	ck_pr_fence_acquire();
+#endif
 	COW__TSAN_ACQUIRE(ref);
 	return v;
 }
@@ -142,16 +145,20 @@ cow__ref_sub(cow__refcount_t *ref)
 	/* Release: everything this thread did with the object happens before
 	 * the thread that drops the count to zero frees or steals it. */
 	COW__TSAN_RELEASE(ref);
+#ifndef COW_FAULT_RELAXED_SUB_RELEASE /* weak-memory control */
 	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_RELEASE);
 	ck_pr_fence_release();
+#endif
 	COW__SCHED(COW__SCHED_REF_SUB, ref, COW__MO_RELAXED);
 	old = ck_pr_faa_uint(&ref->value, UINT_MAX);
 	if (old == 0)
 		cow__die("refcount put below zero");
 	if (old == 1) {
 		/* Acquire: we are the last; see every earlier holder's work. */
+#ifndef COW_FAULT_RELAXED_LAST_ACQUIRE /* weak-memory control */
 		COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
 		ck_pr_fence_acquire();
+#endif
 		COW__TSAN_ACQUIRE(ref);
 	}
 	return old;
@@ -253,8 +260,10 @@ cow__ptr_install(void *slot, void *value)
 	void *seen;
 
 	COW__TSAN_RELEASE(slot);
+#ifndef COW_FAULT_RELAXED_INSTALL /* weak-memory control */
 	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_RELEASE);
 	ck_pr_fence_release();
+#endif
 	COW__SCHED(COW__SCHED_PTR_INSTALL, slot, COW__MO_RELAXED);
 	if (ck_pr_cas_ptr_value(slot, NULL, value, &seen))
 		return value;
@@ -271,36 +280,63 @@ cow__ptr_install(void *slot, void *value)
 static inline void
 cow__counter_add(uint64_t *counter, uint64_t n)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
 	ck_pr_add_64(counter, n);
 }
 
 static inline uint64_t
 cow__counter_load(const uint64_t *counter)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_RELAXED);
 	return ck_pr_load_64(counter);
 }
 
 static inline void
 cow__counter_store(uint64_t *counter, uint64_t v)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_STORE, counter, COW__MO_RELAXED);
 	ck_pr_store_64(counter, v);
 }
 
 static inline uint64_t
 cow__counter_fetch_add(uint64_t *counter, uint64_t n)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
 	return ck_pr_faa_64(counter, n);
 }
 
 static inline bool
 cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
 	return ck_pr_cas_64(counter, old, new_value);
+}
+
+/* A counter that publishes what its writer did before: a release fence,
+ * then a relaxed add. Pairs with cow__counter_load_acquire. */
+static inline void
+cow__counter_add_release(uint64_t *counter, uint64_t n)
+{
+	COW__TSAN_RELEASE(counter);
+	COW__SCHED(COW__SCHED_FENCE, counter, COW__MO_RELEASE);
+	ck_pr_fence_release();
+	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
+	ck_pr_add_64(counter, n);
+}
+
+/* A relaxed load, then an acquire fence: a reader that sees an add of
+ * cow__counter_add_release sees what its writer did before it. */
+static inline uint64_t
+cow__counter_load_acquire(const uint64_t *counter)
+{
+	uint64_t v;
+
+	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_RELAXED);
+	v = ck_pr_load_64(counter);
+	COW__SCHED(COW__SCHED_FENCE, counter, COW__MO_ACQUIRE);
+	ck_pr_fence_acquire();
+	COW__TSAN_ACQUIRE(counter);
+	return v;
 }
 
 /* A word that changes rarely and is read on a fast path (a budget's epoch,
@@ -326,7 +362,7 @@ static inline void
 cow__counter_add_local(uint64_t *counter, uint64_t n)
 {
 	/* The owner's own load (relaxed), then the store (release). */
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELEASE);
+	COW__SCHED(COW__SCHED_COUNTER_STORE, counter, COW__MO_RELEASE);
 	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
 	    __ATOMIC_RELEASE);
 }
@@ -334,14 +370,14 @@ cow__counter_add_local(uint64_t *counter, uint64_t n)
 static inline uint64_t
 cow__counter_load_local(const uint64_t *counter)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_ACQUIRE);
+	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_ACQUIRE);
 	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
 }
 
 static inline void
 cow__counter_store_local(uint64_t *counter, uint64_t v)
 {
-	COW__SCHED(COW__SCHED_COUNTER, counter, COW__MO_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_STORE, counter, COW__MO_RELAXED);
 	__atomic_store_n(counter, v, __ATOMIC_RELAXED);
 }
 

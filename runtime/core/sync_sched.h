@@ -46,14 +46,19 @@ enum cow__sched_op {
 	COW__SCHED_PTR_LOAD,
 	COW__SCHED_PTR_STORE,
 	COW__SCHED_PTR_INSTALL,
-	/* cow__counter_*: a scheduling point only in scenarios where a
-	 * counter carries synchronisation (the warn-once claim); statistics
-	 * commute with everything a test thread does. */
-	COW__SCHED_COUNTER,
+	/* cow__counter_* (a load, a store, a read-modify-write): scheduling
+	 * points only in scenarios where a counter carries synchronisation
+	 * (the warn-once claim); statistics commute with everything a test
+	 * thread does. */
+	COW__SCHED_COUNTER_LOAD,
+	COW__SCHED_COUNTER_STORE,
+	COW__SCHED_COUNTER_RMW,
 	COW__SCHED_EPOCH_LOAD,
 	/* A fence of the hook's order (addr: the location its primitive
 	 * works on). */
 	COW__SCHED_FENCE,
+	/* cow__rwlock_init: the lock's plain initialisation. */
+	COW__SCHED_LOCK_INIT,
 	COW__SCHED_READ_LOCK,
 	COW__SCHED_READ_UNLOCK,
 	COW__SCHED_WRITE_LOCK,
@@ -72,7 +77,16 @@ static inline int
 cow__sched_is_point(enum cow__sched_op op)
 {
 	return op != COW__SCHED_REF_INIT && op != COW__SCHED_PIN_LOAD &&
-	    op != COW__SCHED_EPOCH_LOAD && op != COW__SCHED_FENCE;
+	    op != COW__SCHED_EPOCH_LOAD && op != COW__SCHED_FENCE &&
+	    op != COW__SCHED_LOCK_INIT;
+}
+
+/* Is @op a cow__counter_* operation? */
+static inline int
+cow__sched_is_counter(enum cow__sched_op op)
+{
+	return op == COW__SCHED_COUNTER_LOAD ||
+	    op == COW__SCHED_COUNTER_STORE || op == COW__SCHED_COUNTER_RMW;
 }
 
 /* Stop until the scheduler lets the calling thread perform @op on @addr
@@ -81,7 +95,13 @@ cow__sched_is_point(enum cow__sched_op op)
 void cow__sched_point(enum cow__sched_op op, const void *addr,
     enum cow__mo order);
 
+/* A plain (non-atomic) access of @n bytes at @addr that the protocol
+ * orders through sync.h (the data a copier reads, a context freed): the
+ * weak-memory mode checks it for a data race under its happens-before. */
+void cow__sched_access(const void *addr, size_t n, int write);
+
 #define COW__SCHED(op, addr, order) cow__sched_point((op), (addr), (order))
+#define COW__SCHED_ACCESS(addr, n, write) cow__sched_access((addr), (n), (write))
 #define COW__FAULT_YIELD() COW__SCHED(COW__SCHED_WINDOW, NULL, COW__MO_RELAXED)
 
 /* The lock: state for the scheduler, which alone reads and writes it (one
@@ -97,6 +117,7 @@ cow__rwlock_init(cow__rwlock_t *l)
 {
 	l->writer = 0;
 	l->readers = 0;
+	COW__SCHED(COW__SCHED_LOCK_INIT, l, COW__MO_RELAXED);
 }
 
 /* A scheduling point too: destroying a lock that is held is a violation. */

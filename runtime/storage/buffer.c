@@ -47,8 +47,10 @@ cow__buffer_alloc_zeroed(cow_allocator_t *alloc, size_t nbytes,
 void
 cow__buffer_free(cow__buffer_t *buf)
 {
-	if (buf->deleter != NULL)
+	if (buf->deleter != NULL) {
+		COW__SCHED_ACCESS(buf->data, buf->nbytes, 1); /* the free */
 		buf->deleter(buf->data, buf->nbytes, buf->deleter_ctx);
+	}
 	buf->deleter = NULL;
 	buf->data = NULL;
 }

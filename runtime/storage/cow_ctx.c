@@ -36,6 +36,7 @@ cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	cow__ref_init(&ctx->shares, shares);
 	ctx->buf = *buf;
 	ctx->alloc = alloc;
+	COW__SCHED_ACCESS(ctx, sizeof *ctx, 1);
 	*out = ctx;
 	return COW_OK;
 }
@@ -44,6 +45,7 @@ static void
 ctx_destroy(cow__ctx_t *ctx)
 {
 	cow__rwlock_destroy(&ctx->lock);
+	COW__SCHED_ACCESS(ctx, sizeof *ctx, 1); /* the free */
 	cow__free(ctx->alloc, ctx, sizeof *ctx);
 }
 
@@ -73,6 +75,7 @@ static void
 ctx_steal(cow__ctx_t *ctx, cow__buffer_t *out)
 {
 	ctx_wait_for_copiers(ctx);
+	COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 	*out = ctx->buf;
 	ctx_destroy(ctx);
 	cow__stat_add(COW__STAT_MATERIALIZE_STEALS, 1);
@@ -82,6 +85,7 @@ void
 cow__ctx_unshare_last(cow__ctx_t *ctx)
 {
 	ctx_wait_for_copiers(ctx);
+	COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 	cow__buffer_free(&ctx->buf); /* [FREE] */
 	ctx_destroy(ctx);
 }
@@ -98,6 +102,7 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 
 	/* [ALLOC] Allocate before touching anything, so failure changes
 	 * nothing. */
+	COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy, func) != COW_OK)
 		return COW_ENOMEM;
 
@@ -116,6 +121,7 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 		 * or free until we drop the shared lock. Or we were last but
 		 * may not take the original: nobody else can free it. */
 		FAULT_WINDOW();
+		COW__SCHED_ACCESS(ctx->buf.data, copy.nbytes, 0);
 		memcpy(copy.data, ctx->buf.data, copy.nbytes);
 		/* [RUNLOCK] After this, ctx may be freed by the last
 		 * reference at any moment: touch nothing of it. */

@@ -229,6 +229,7 @@ storage_own(cow_storage_t *storage, const char *func)
 		/* Negative control (c): write straight into shared data. */
 		return COW_OK;
 #endif
+		COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 		st = cow__ctx_materialize(ctx, storage->alloc,
 		    cow__buffer_may_write(&ctx->buf, home), &buf, func);
 		if (st != COW_OK)
@@ -239,6 +240,8 @@ storage_own(cow_storage_t *storage, const char *func)
 	} else if (!cow__buffer_may_write(&storage->buf, home)) {
 		return storage_copy_private(storage, func);
 	}
+	/* The caller writes the buffer next. */
+	COW__SCHED_ACCESS(storage->data, storage->nbytes, 1);
 	return COW_OK;
 }
 

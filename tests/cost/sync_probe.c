@@ -58,6 +58,8 @@ cow_cost_sync_counter(uint64_t *c)
 	cow__counter_store_local(c, v);
 	v += cow__counter_load_local(c);
 	v += cow__counter_load_relaxed(c);
+	cow__counter_add_release(c, 5);
+	v += cow__counter_load_acquire(c);
 	return v + cow__counter_cas(c, v, 0);
 }
 

@@ -24,7 +24,9 @@ foreach(i RANGE 1 ${TIMES})
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
   set(all "${out}\n${err}")
   if(i EQUAL 1)
-    string(REGEX MATCHALL "step +[0-9]+ [^\n]*" steps "${out}")
+    # The steps, and in the weak-memory mode what each load read and
+    # the fences between them.
+    string(REGEX MATCHALL "(step +[0-9]+|   +(reads|thread)) [^\n]*" steps "${out}")
     string(REPLACE ";" "\n  " steps "${steps}")
     message("replay ${i} of ${schedule}:\n  ${steps}")
   endif()

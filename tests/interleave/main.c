@@ -42,6 +42,7 @@
 #include <sanitizer/common_interface_defs.h>
 
 #include "scenario.h"
+#include "weak.h"
 
 /* One execution may run this long (seconds) before it counts as hung. */
 #define ILV_EXEC_TIMEOUT 60
@@ -52,7 +53,7 @@
 static const struct ilv_scenario *const ilv_scenarios[] = {
 	&ilv_scn_pair, &ilv_scn_trio, &ilv_scn_wrap, &ilv_scn_chain,
 	&ilv_scn_shadow, &ilv_scn_functional, &ilv_scn_count, &ilv_scn_keep,
-	&ilv_scn_borrowed,
+	&ilv_scn_borrowed, &ilv_scn_budget,
 };
 #define ILV_NSCENARIOS (sizeof ilv_scenarios / sizeof ilv_scenarios[0])
 
@@ -79,6 +80,32 @@ ilv_counters(const struct ilv_scenario *scn)
 	return scn->counters || ilv_all_counters;
 }
 
+/* --weak: the weak-memory mode, keeping ilv_history stores per location
+ * (the schedule strings then name the scenario SCENARIO+weakH). */
+static bool ilv_weak;
+static int ilv_history = 3;
+
+/* The policy's fields that every execution of the run shares. */
+static struct ilv_policy
+ilv_base_policy(const struct ilv_scenario *scn)
+{
+	return (struct ilv_policy){.counters = ilv_counters(scn),
+	    .weak = ilv_weak, .history = ilv_history};
+}
+
+/* "+counters", "+weakH": the modes a schedule string names. */
+static int
+ilv_mode_suffix(char *buf, size_t size)
+{
+	int used = snprintf(buf, size, "%s", ilv_all_counters ?
+	    "+counters" : "");
+
+	if (ilv_weak && used >= 0 && (size_t)used < size)
+		used += snprintf(buf + used, size - (size_t)used, "+weak%d",
+		    ilv_history);
+	return used;
+}
+
 /* ------------------------------------------------------------------ */
 /* Schedule strings.                                                    */
 
@@ -95,8 +122,9 @@ ilv_schedule_string(const struct ilv_trace *tr, const char *scenario,
 	for (int k = 0; k < tr->n; k++)
 		if (tr->d[k].chosen != ilv_default_choice(&tr->d[k]))
 			last = k;
-	used = snprintf(buf, size, "%s%s:", scenario,
-	    ilv_all_counters ? "+counters" : "");
+	used = snprintf(buf, size, "%s", scenario);
+	used += ilv_mode_suffix(buf + used, size - (size_t)used);
+	used += snprintf(buf + used, size - (size_t)used, ":");
 	for (int k = 0; k <= last && used >= 0 && (size_t)used < size;) {
 		int run = 1;
 
@@ -124,7 +152,7 @@ ilv_parse_choices(const char *s, uint8_t *out, int max)
 		int c = *s++ - 'a';
 		char *end;
 
-		if (c < 0 || c >= ILV_MAX_THREADS)
+		if (c < 0 || c >= 8)
 			return -1;
 		if (*s >= '0' && *s <= '9') {
 			errno = 0;
@@ -176,8 +204,8 @@ ilv_report_kind(const char *kind, const char *what)
 		ilv_schedule_string(ilv_current_trace, scn, sched,
 		    sizeof sched);
 	else
-		snprintf(sched, sizeof sched, "%s%s:", scn,
-		    ilv_all_counters ? "+counters" : "");
+		ilv_schedule_string(&(struct ilv_trace){.n = 0}, scn, sched,
+		    sizeof sched);
 	snprintf(line, sizeof line, "interleave: %s: %s: %s\n", kind, scn,
 	    what);
 	ilv_write_all(line);
@@ -355,12 +383,11 @@ ilv_search(const struct ilv_scenario *scn, int bound)
 		last = c;
 		while (now.n > 0) {
 			struct ilv_item it = now.v[--now.n];
-			struct ilv_policy p = {
-				.prefix = it.choices, .masks = it.masks,
-				.prefix_len = it.len,
-				.counters = ilv_counters(scn),
-			};
+			struct ilv_policy p = ilv_base_policy(scn);
 
+			p.prefix = it.choices;
+			p.masks = it.masks;
+			p.prefix_len = it.len;
 			ilv_execute(scn, &p, &tr);
 			per_bound[c]++;
 			total++;
@@ -369,7 +396,7 @@ ilv_search(const struct ilv_scenario *scn, int bound)
 			for (int k = tr.n - 1; k >= it.len; k--) {
 				const struct ilv_decision *d = &tr.d[k];
 
-				for (int t = 0; t < ILV_MAX_THREADS; t++) {
+				for (int t = 0; t < 8; t++) {
 					int pre;
 
 					if (!(d->enabled >> t & 1) ||
@@ -418,7 +445,7 @@ ilv_random(const struct ilv_scenario *scn, long n, uint64_t seed)
 		/* splitmix64 of (seed, i): never 0 in practice; 0 would mean
 		 * the default policy, so avoid it. */
 		uint64_t z = seed + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL;
-		struct ilv_policy p = {.counters = ilv_counters(scn)};
+		struct ilv_policy p = ilv_base_policy(scn);
 
 		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
 		z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -436,8 +463,7 @@ ilv_replay(const struct ilv_scenario *scn, const char *choices, bool verbose)
 {
 	static uint8_t prefix[ILV_MAX_DECISIONS];
 	static struct ilv_trace tr;
-	struct ilv_policy p = {.counters = ilv_counters(scn),
-	    .verbose = verbose};
+	struct ilv_policy p = ilv_base_policy(scn);
 	int n = ilv_parse_choices(choices, prefix, ILV_MAX_DECISIONS);
 
 	if (n < 0) {
@@ -445,6 +471,7 @@ ilv_replay(const struct ilv_scenario *scn, const char *choices, bool verbose)
 		return 2;
 	}
 	ilv_run.mode = "replay";
+	p.verbose = verbose;
 	p.prefix = prefix;
 	p.prefix_len = n;
 	printf("%s: replaying %d decisions\n", scn->name, n);
@@ -474,8 +501,9 @@ static int
 ilv_usage(void)
 {
 	fprintf(stderr, "usage: %s --list\n"
-	    "       %s SCENARIO --bound B [--counters]\n"
-	    "       %s SCENARIO --random N [--seed S] [--counters]\n"
+	    "       %s SCENARIO --bound B [--counters] [--weak [--history H]]\n"
+	    "       %s SCENARIO --random N [--seed S] [--counters] [--weak "
+	    "[--history H]]\n"
 	    "       %s --replay SCENARIO:SCHEDULE [--trace]\n", ilv_argv0,
 	    ilv_argv0,
 	    ilv_argv0, ilv_argv0);
@@ -531,6 +559,14 @@ main(int argc, char **argv)
 			verbose = true;
 		} else if (strcmp(a, "--counters") == 0) {
 			ilv_all_counters = true;
+		} else if (strcmp(a, "--weak") == 0) {
+			ilv_weak = true;
+		} else if (strcmp(a, "--history") == 0 && i + 1 < argc) {
+			long h;
+
+			if (!ilv_number(argv[++i], 1, ILV_HISTORY_MAX, &h))
+				return ilv_usage();
+			ilv_history = (int)h;
 		} else if (a[0] != '-' && scn == NULL) {
 			if ((scn = ilv_find(a, strlen(a))) == NULL) {
 				fprintf(stderr, "%s: no scenario '%s' (--list)"
@@ -546,14 +582,26 @@ main(int argc, char **argv)
 		const char *plus = strchr(replay, '+');
 		size_t len;
 
-		if (scn != NULL || bound >= 0 || random >= 0 || colon == NULL)
+		if (scn != NULL || bound >= 0 || random >= 0 || colon == NULL ||
+		    ilv_weak)
 			return ilv_usage();
 		len = (size_t)(colon - replay);
 		if (plus != NULL && plus < colon) {
-			if (strncmp(plus, "+counters:", 10) != 0)
-				return ilv_usage();
-			ilv_all_counters = true;
+			const char *m = plus;
+
 			len = (size_t)(plus - replay);
+			if (strncmp(m, "+counters", 9) == 0) {
+				ilv_all_counters = true;
+				m += 9;
+			}
+			if (strncmp(m, "+weak", 5) == 0 && m[5] >= '1' &&
+			    m[5] <= '0' + ILV_HISTORY_MAX) {
+				ilv_weak = true;
+				ilv_history = m[5] - '0';
+				m += 6;
+			}
+			if (m != colon)
+				return ilv_usage();
 		}
 		if ((scn = ilv_find(replay, len)) == NULL) {
 			fprintf(stderr, "%s: no scenario in '%s'\n", argv[0],

@@ -44,6 +44,7 @@ extern const struct ilv_scenario ilv_scn_functional;
 extern const struct ilv_scenario ilv_scn_count;
 extern const struct ilv_scenario ilv_scn_keep;
 extern const struct ilv_scenario ilv_scn_borrowed;
+extern const struct ilv_scenario ilv_scn_budget;
 
 /* Helpers for the scenarios (scn_util.c). */
 

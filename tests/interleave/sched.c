@@ -18,6 +18,7 @@
 
 #include "core/sync.h"
 #include "sched.h"
+#include "weak.h"
 
 enum ilv_state {
 	ILV_STARTING, /* created, waiting for its first turn */
@@ -67,9 +68,12 @@ static const char *const ilv_op_names[COW__SCHED_NOPS] = {
 	[COW__SCHED_PTR_LOAD] = "pointer load",
 	[COW__SCHED_PTR_STORE] = "pointer store",
 	[COW__SCHED_PTR_INSTALL] = "pointer install",
-	[COW__SCHED_COUNTER] = "counter",
+	[COW__SCHED_COUNTER_LOAD] = "counter load",
+	[COW__SCHED_COUNTER_STORE] = "counter store",
+	[COW__SCHED_COUNTER_RMW] = "counter update",
 	[COW__SCHED_EPOCH_LOAD] = "epoch load",
 	[COW__SCHED_FENCE] = "fence",
+	[COW__SCHED_LOCK_INIT] = "lock init",
 	[COW__SCHED_READ_LOCK] = "shared lock",
 	[COW__SCHED_READ_UNLOCK] = "shared unlock",
 	[COW__SCHED_WRITE_LOCK] = "exclusive lock",
@@ -88,7 +92,7 @@ ilv_lock(const void *addr)
 static bool
 ilv_is_lock_op(enum cow__sched_op op)
 {
-	return op == COW__SCHED_READ_LOCK || op == COW__SCHED_READ_UNLOCK ||
+	return op == COW__SCHED_LOCK_INIT || op == COW__SCHED_READ_LOCK || op == COW__SCHED_READ_UNLOCK ||
 	    op == COW__SCHED_WRITE_LOCK || op == COW__SCHED_WRITE_UNLOCK ||
 	    op == COW__SCHED_WAIT_READERS || op == COW__SCHED_LOCK_DESTROY;
 }
@@ -111,6 +115,9 @@ ilv_runnable(const struct ilv_thread *t)
 			return ilv_lock(t->addr)->writer == 0;
 		return ilv_lock(t->addr)->readers == 0;
 	case COW__SCHED_WAIT_READERS:
+		if (S.policy->weak)
+			return ilv_weak_may_wait_readers(t->id,
+			    ilv_lock(t->addr));
 		return ilv_lock(t->addr)->readers == 0;
 	default:
 		return true;
@@ -198,6 +205,86 @@ ilv_decide(int cur)
 	d->chosen = (uint8_t)choice;
 	tr->n = k + 1;
 	return choice;
+}
+
+static const char *const ilv_mo_names[] = {
+	[COW__MO_RELAXED] = "relaxed", [COW__MO_ACQUIRE] = "acquire",
+	[COW__MO_RELEASE] = "release", [COW__MO_ACQ_REL] = "acq_rel",
+	[COW__MO_SEQ_CST] = "seq_cst",
+};
+
+/* "a, b": the stores of @mask by letter (no allocation). */
+static const char *
+ilv_store_letters(unsigned mask)
+{
+	static char buf[2 * 8 + 1];
+	int used = 0;
+
+	for (int k = 0; k < 8; k++)
+		if (mask >> k & 1) {
+			buf[used++] = (char)('a' + k);
+			buf[used++] = ' ';
+		}
+	buf[used > 0 ? used - 1 : 0] = '\0';
+	return buf;
+}
+
+/* The weak-memory mode's read decision (weak.h): a load that may read
+ * more than one store. The default reads the newest it may (the lowest
+ * bit), so choosing an older one counts against the bound as a preemption
+ * does. */
+int
+ilv_choose_read(unsigned mask)
+{
+	const struct ilv_policy *p = S.policy;
+	struct ilv_trace *tr = S.trace;
+	struct ilv_decision *d;
+	int k = tr->n, choice;
+
+	if (k >= ILV_MAX_DECISIONS)
+		ilv_fail("more than %d decisions in one execution",
+		    ILV_MAX_DECISIONS);
+	d = &tr->d[k];
+	d->enabled = (uint8_t)mask;
+	d->current = (int8_t)__builtin_ctz(mask);
+	if (k < p->prefix_len) {
+		choice = p->prefix[k];
+		if (p->masks != NULL && p->masks[k] != mask)
+			ilv_unfit("nondeterministic execution: read decision "
+			    "%d found stores %#x, earlier %#x", k, mask,
+			    p->masks[k]);
+		if (!(mask >> choice & 1))
+			ilv_unfit("read decision %d chooses store %c, "
+			    "readable %#x", k, 'a' + choice, mask);
+	} else if (p->random != 0) {
+		unsigned n = (unsigned)__builtin_popcount(mask);
+		unsigned pick = (unsigned)(ilv_rand() % n);
+
+		choice = 0;
+		for (unsigned m = mask;; m &= m - 1) {
+			choice = __builtin_ctz(m);
+			if (pick-- == 0)
+				break;
+		}
+	} else {
+		choice = ilv_default_choice(d);
+	}
+	d->chosen = (uint8_t)choice;
+	tr->n = k + 1;
+	if (p->verbose)
+		printf("           reads store %c (a: the newest; may read "
+		    "%s)  [decision %d%s]\n", 'a' + choice,
+		    ilv_store_letters(mask), k, choice != d->current ?
+		    ", stale: counts as a preemption" : "");
+	return choice;
+}
+
+void
+ilv_note_read(int k, int n)
+{
+	if (S.policy->verbose)
+		printf("           reads store %c of %d (a: the newest; the "
+		    "only one it may read)\n", 'a' + k, n);
 }
 
 /* The baton holder @me (NULL: the main thread) lets the chosen thread run
@@ -331,23 +418,51 @@ ilv_unmanaged(enum cow__sched_op op, const void *addr)
 	ilv_lock_effect(NULL, op, addr);
 }
 
+/* The weak-memory mode's part of a step: the memory model's record of
+ * the access (weak.h). */
+static void
+ilv_weak_step(struct ilv_thread *me, enum cow__sched_op op, const void *a,
+    enum cow__mo order)
+{
+	if (S.policy->verbose && !cow__sched_is_point(op))
+		printf("           thread %c  %s (%s)\n", 'a' + me->id,
+		    ilv_op_names[op], ilv_mo_names[order]);
+	if (ilv_is_lock_op(op))
+		ilv_weak_lock(me->id, op, ilv_lock(a), me->phase);
+	else
+		ilv_weak_atomic(me->id, op, a, order);
+}
+
 void
 cow__sched_point(enum cow__sched_op op, const void *addr,
     enum cow__mo order)
 {
 	struct ilv_thread *me = ilv_me;
+	bool weak;
 
-	/* The order matters to a weakly ordered machine; here every step
-	 * is sequentially consistent. */
-	(void)order;
-	if (!cow__sched_is_point(op))
-		return;
 	if (me == NULL || !S.active) {
-		ilv_unmanaged(op, addr);
+		if (cow__sched_is_point(op))
+			ilv_unmanaged(op, addr);
 		return;
 	}
-	if (op == COW__SCHED_COUNTER && !S.policy->counters)
+	weak = S.policy->weak;
+	/* Counters are not modelled where they are not scheduling points,
+	 * nor is the budget's epoch (a counter's load). */
+	if ((cow__sched_is_counter(op) || op == COW__SCHED_EPOCH_LOAD) &&
+	    !S.policy->counters)
 		return;
+	if (weak)
+		ilv_weak_settle(me->id);
+	if (!cow__sched_is_point(op)) {
+		/* Fences, initialisations and the loads with nothing to
+		 * choose under sequential consistency: no scheduling point,
+		 * but the memory model sees them. */
+		if (weak) {
+			me->phase = 0;
+			ilv_weak_step(me, op, addr, order);
+		}
+		return;
+	}
 	/* A lock operation reads the lock first, as ck's code would: on a
 	 * freed lock, AddressSanitizer reports it in this thread. */
 	if (ilv_is_lock_op(op))
@@ -358,6 +473,8 @@ cow__sched_point(enum cow__sched_op op, const void *addr,
 	ilv_switch(me);
 	ilv_trace_step(me, op == COW__SCHED_WRITE_LOCK ?
 	    "exclusive lock (claim)" : ilv_op_names[op]);
+	if (weak)
+		ilv_weak_step(me, op, addr, order);
 	ilv_lock_effect(me, op, addr);
 	if (op == COW__SCHED_WRITE_LOCK) {
 		/* Claimed: new readers now wait. Then wait for the readers
@@ -365,7 +482,19 @@ cow__sched_point(enum cow__sched_op op, const void *addr,
 		me->phase = 1;
 		ilv_switch(me);
 		ilv_trace_step(me, "exclusive lock (no reader inside)");
+		if (weak)
+			ilv_weak_step(me, op, addr, order);
 	}
+}
+
+void
+cow__sched_access(const void *addr, size_t n, int write)
+{
+	struct ilv_thread *me = ilv_me;
+
+	if (me == NULL || !S.active || !S.policy->weak)
+		return;
+	ilv_weak_access(me->id, addr, n, write != 0);
 }
 
 static void *
@@ -382,6 +511,8 @@ ilv_thread_main(void *arg)
 	me->op = COW__SCHED_NOPS;
 	ilv_trace_step(me, "start");
 	S.body(S.arg, me->id);
+	if (S.policy->weak)
+		ilv_weak_settle(me->id);
 	ilv_check(me->nheld == 0, "thread %c ends holding a shared lock",
 	    'a' + me->id);
 	me->state = ILV_DONE;
@@ -405,6 +536,8 @@ ilv_sched_run(int nthreads, void (*body)(void *arg, int id), void *arg,
 	S.trace = trace;
 	trace->n = 0;
 	ilv_current_trace = trace;
+	if (policy->weak)
+		ilv_weak_reset(nthreads, policy->history);
 	sem_init(&S.started, 0, 0);
 	sem_init(&S.finished, 0, 0);
 	S.active = true;

@@ -26,7 +26,11 @@
 #define ILV_MAX_DECISIONS 4096
 
 /* One decision: who could run, who reached the point (-1: that thread
- * could not go on, so choosing anyone is no preemption), who was chosen. */
+ * could not go on, so choosing anyone is no preemption), who was chosen.
+ * In the weak-memory mode a load's read decision uses the same record:
+ * the stores it may read (bit k: the k-th newest), the default (the
+ * newest of them: reading an older one counts as a preemption) and the
+ * store it read. */
 struct ilv_decision {
 	uint8_t enabled; /* bit i: thread i runnable */
 	int8_t current;
@@ -50,8 +54,12 @@ struct ilv_policy {
 	 * else the default (keep the current thread; else the lowest
 	 * runnable one: never a preemption). */
 	uint64_t random;
-	/* COW__SCHED_COUNTER operations are scheduling points. */
+	/* cow__counter_* operations are scheduling points. */
 	bool counters;
+	/* The weak-memory mode (weak.h), keeping @history stores per
+	 * location; else every execution is sequentially consistent. */
+	bool weak;
+	int history;
 	/* Print every step (a thread passing a scheduling point) to stdout. */
 	bool verbose;
 };
