@@ -3,22 +3,24 @@
 # (schedules per preemption count, time), the same with the statistics
 # counters as scheduling points, and every negative control against every
 # scenario (the search, stopping at the first violation) plus seeded
-# random searches; writes the lines of docs/interleave-reports/measure.txt.
+# random searches; then the weak-memory mode (--weak): every scenario's
+# search, and its controls (g-k) against every scenario in both modes;
+# writes the lines of docs/interleave-reports/measure.txt.
 #
 #   tests/interleave/measure.sh > docs/interleave-reports/measure.txt
 #
 # Needs the asan build (cmake --preset asan && cmake --build --preset asan).
-# Takes about 10 minutes on 2 cores.
+# Takes about 25 minutes on 2 cores.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 dir=build/asan/tests/interleave
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:allocator_may_return_null=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-if [ ! -x "$dir/cow_interleave_fault_f" ]; then
+if [ ! -x "$dir/cow_interleave_fault_k" ]; then
 	echo "not built: cmake --preset asan && cmake --build --preset asan" >&2
 	exit 2
 fi
-scenarios=(pair trio wrap chain shadow functional keep borrowed)
+scenarios=(pair trio wrap chain shadow functional keep borrowed budget)
 bound() { case $1 in shadow | functional) echo 2 ;; *) echo 3 ;; esac; }
 
 echo "# Interleaving checker figures (tests/interleave/measure.sh)."
@@ -28,7 +30,7 @@ echo "## Searches of the correct build (cow_interleave SCENARIO --bound B)"
 for s in "${scenarios[@]}"; do
 	"$dir/cow_interleave" "$s" --bound "$(bound "$s")" 2>&1
 done
-for s in pair wrap; do
+for s in pair wrap borrowed budget; do
 	"$dir/cow_interleave" "$s" --bound 63 2>&1
 done
 for s in shadow functional; do
@@ -41,17 +43,25 @@ for s in pair trio wrap chain; do
 done
 "$dir/cow_interleave" functional --bound 1 --counters 2>&1
 echo
+# One control's search of one scenario, as a line (extra arguments: the
+# mode).
+control_line() {
+	local x=$1 s=$2 out rc found v sum sched
+	shift 2
+	out=$("$dir/cow_interleave_fault_$x" "$s" --bound "$(bound "$s")" "$@" 2>&1)
+	rc=$?
+	found=$(printf '%s\n' "$out" | grep -m1 -oE 'found in schedule [0-9]+ .*|explored [0-9]+ schedules .*exhausted' || true)
+	v=$(printf '%s\n' "$out" | grep -m1 -oE 'VIOLATION: .*' || true)
+	sum=$(printf '%s\n' "$out" | grep -m1 -oE 'SUMMARY: [A-Za-z]+Sanitizer: [a-z-]+ [^ ]+ in [^ ]+' | sed "s#$PWD/##" || true)
+	sched=$(printf '%s\n' "$out" | grep -m1 -oE 'interleave: schedule [^ ]+' | cut -d' ' -f3 || true)
+	echo "fault_$x $s $* rc=$rc | $found | $v ${sum:+| $sum} ${sched:+| $sched}"
+}
+
 echo "## Negative controls: the search (bound 3; 2 for shadow, functional), per scenario"
 echo "# Each line: control, scenario, exit status | where found, or 'exhausted' | first failure"
 for x in a b c d e f; do
 	for s in "${scenarios[@]}"; do
-		out=$("$dir/cow_interleave_fault_$x" "$s" --bound "$(bound "$s")" 2>&1)
-		rc=$?
-		found=$(printf '%s\n' "$out" | grep -m1 -oE 'found in schedule [0-9]+ .*|explored [0-9]+ schedules .*exhausted' || true)
-		v=$(printf '%s\n' "$out" | grep -m1 -oE 'VIOLATION: .*' || true)
-		sum=$(printf '%s\n' "$out" | grep -m1 -oE 'SUMMARY: [A-Za-z]+Sanitizer: [a-z-]+ [^ ]+ in [^ ]+' | sed "s#$PWD/##" || true)
-		sched=$(printf '%s\n' "$out" | grep -m1 -oE 'interleave: schedule [^ ]+' | cut -d' ' -f3 || true)
-		echo "fault_$x $s rc=$rc | $found | $v ${sum:+| $sum} ${sched:+| $sched}"
+		control_line "$x" "$s"
 	done
 done
 echo
@@ -62,6 +72,36 @@ for x in a b c d e f; do
 	[ "$x" = d ] && s=chain
 	for seed in 1 2 3 4 5; do
 		out=$("$dir/cow_interleave_fault_$x" "$s" --random 100000 --seed "$seed" 2>&1)
+		n=$(printf '%s\n' "$out" | grep -m1 -oE 'found in random schedule [0-9]+' | awk '{print $5}')
+		echo "fault_$x $s seed $seed: ${n:-NOT FOUND in 100000}"
+	done
+done
+echo
+echo "## The weak-memory mode (--weak, history 3): searches of the correct build"
+for s in "${scenarios[@]}"; do
+	"$dir/cow_interleave" "$s" --bound "$(bound "$s")" --weak 2>&1
+done
+for s in pair wrap borrowed budget; do
+	"$dir/cow_interleave" "$s" --bound 63 --weak 2>&1
+done
+for s in pair trio wrap; do
+	"$dir/cow_interleave" "$s" --bound 3 --weak --history 8 2>&1
+done
+echo
+echo "## Weak-memory controls (g-k), per scenario: the weak-memory search, then the sequentially consistent one"
+echo "# Each line: control, scenario, mode, exit status | where found, or 'exhausted' | first failure"
+for x in g h i j k; do
+	for s in "${scenarios[@]}"; do
+		control_line "$x" "$s" --weak
+		control_line "$x" "$s"
+	done
+done
+echo
+echo "## Weak-memory controls: seeded random schedules in the weak-memory mode, seeds 1-5"
+for x in g h i j k; do
+	case $x in g | i) s=pair ;; h) s=trio ;; j) s=wrap ;; k) s=budget ;; esac
+	for seed in 1 2 3 4 5; do
+		out=$("$dir/cow_interleave_fault_$x" "$s" --random 100000 --seed "$seed" --weak 2>&1)
 		n=$(printf '%s\n' "$out" | grep -m1 -oE 'found in random schedule [0-9]+' | awk '{print $5}')
 		echo "fault_$x $s seed $seed: ${n:-NOT FOUND in 100000}"
 	done
