@@ -10,7 +10,10 @@
  * so the TSan run checks the same ck code that ships. No suppressions.
  *
  * Fault switches (COW_FAULT_*) break the protocol on purpose for the stress
- * harness's negative controls; they are never defined in release builds.
+ * harness's and the interleaving checker's negative controls (the
+ * COW_FAULT_RELAXED_* ones drop one fence each: only the checker's
+ * weak-memory mode can see that); they are never defined in release
+ * builds.
  *
  * Interleaving checker (tests/interleave/, docs/interleave.md): every
  * atomic access and every fence below is preceded by a line
@@ -19,7 +22,9 @@
  * core/sync_sched.h, which also replaces the lock by the scheduler's model
  * of it) and nothing otherwise: the cost test
  * cost.sync_hooks_compile_to_nothing checks that sync.h then compiles to
- * the same instructions as with the COW__SCHED lines blanked.
+ * the same instructions as with the COW__SCHED lines blanked. The
+ * checker's weak-memory mode (--weak) reads the orders: a load may return
+ * any store C11 allows for them, so a missing fence below is found there.
  *
  * The orders are what the code guarantees on every target, not what x86
  * adds: ck's atomic operations (ck_pr_faa, ck_pr_cas, ck_pr_fas, loads and

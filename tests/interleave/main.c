@@ -53,7 +53,7 @@
 static const struct ilv_scenario *const ilv_scenarios[] = {
 	&ilv_scn_pair, &ilv_scn_trio, &ilv_scn_wrap, &ilv_scn_chain,
 	&ilv_scn_shadow, &ilv_scn_functional, &ilv_scn_count, &ilv_scn_keep,
-	&ilv_scn_borrowed, &ilv_scn_budget,
+	&ilv_scn_borrowed, &ilv_scn_budget, &ilv_scn_litmus,
 };
 #define ILV_NSCENARIOS (sizeof ilv_scenarios / sizeof ilv_scenarios[0])
 

@@ -45,6 +45,7 @@ extern const struct ilv_scenario ilv_scn_count;
 extern const struct ilv_scenario ilv_scn_keep;
 extern const struct ilv_scenario ilv_scn_borrowed;
 extern const struct ilv_scenario ilv_scn_budget;
+extern const struct ilv_scenario ilv_scn_litmus;
 
 /* Helpers for the scenarios (scn_util.c). */
 
