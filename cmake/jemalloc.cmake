@@ -9,7 +9,7 @@
 #
 # The tarball comes from COW_JEMALLOC_SOURCE, or else from the cache that
 # scripts/deps.sh fills (${XDG_CACHE_HOME:-$HOME/.cache}/cowstore); its
-# SHA-256 must match cmake/jemalloc.sha256. The build (about 2 CPU-minutes)
+# SHA-256 must match cmake/jemalloc.sha256. The build (about a CPU-minute)
 # is kept in the same cache, keyed by that SHA-256, the configure flags and
 # the compiler, so presets and work trees on one machine share it.
 #
@@ -56,6 +56,21 @@ set(_cow_je_flags
   --with-jemalloc-prefix=cow__je_ --with-private-namespace=cow__je_
   --disable-initial-exec-tls --disable-cxx --disable-shared --enable-static
   --with-pic)
+# A cross build (the arm64 preset, cmake/aarch64-linux-gnu.cmake): configure
+# cannot run its probes for the target, so it gets the target's triple
+# (COW_CROSS_HOST, from the toolchain file) and, for arm64, the page size
+# Debian's arm64 jemalloc is built with: 64 KiB (2^16), so that it runs on
+# kernels with 4, 16 or 64 KiB pages.
+if(CMAKE_CROSSCOMPILING)
+  if(NOT COW_CROSS_HOST)
+    message(FATAL_ERROR "cowstore: cross-compiling jemalloc needs the target's "
+      "GNU triple in COW_CROSS_HOST (set it in the toolchain file)")
+  endif()
+  list(APPEND _cow_je_flags --host=${COW_CROSS_HOST})
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+    list(APPEND _cow_je_flags --with-lg-page=16)
+  endif()
+endif()
 string(SHA256 _cow_je_key
   "${_cow_je_sha};${_cow_je_flags};${CMAKE_C_COMPILER};${CMAKE_C_COMPILER_ID};${CMAKE_C_COMPILER_VERSION}")
 string(SUBSTRING ${_cow_je_key} 0 16 _cow_je_key)
@@ -74,7 +89,7 @@ if(NOT EXISTS "${_cow_je_dir}/done")
     set(_cow_je_work "${_cow_je_dir}.work")
     set(_cow_je_log "${_cow_je_dir}.log")
     message(STATUS "cowstore: building the private jemalloc in ${_cow_je_dir} "
-      "(once per machine and compiler, about 2 CPU-minutes; log: ${_cow_je_log})")
+      "(once per machine and compiler, about a CPU-minute; log: ${_cow_je_log})")
     file(REMOVE_RECURSE "${_cow_je_work}" "${_cow_je_dir}")
     file(MAKE_DIRECTORY "${_cow_je_work}")
     execute_process(COMMAND ${CMAKE_COMMAND} -E tar xf "${_cow_je_src}"
@@ -95,7 +110,9 @@ if(NOT EXISTS "${_cow_je_dir}/done")
       WORKING_DIRECTORY "${_cow_je_tree}" RESULT_VARIABLE _rc
       OUTPUT_FILE "${_cow_je_log}" ERROR_FILE "${_cow_je_log}")
     if(NOT _rc)
-      execute_process(COMMAND ${_cow_je_env} make -j${_cow_je_jobs} build_lib_static
+      # Only the PIC archive (build_lib_static would compile every source a
+      # second time for the non-PIC one, which nothing here uses).
+      execute_process(COMMAND ${_cow_je_env} make -j${_cow_je_jobs} lib/libjemalloc_pic.a
         WORKING_DIRECTORY "${_cow_je_tree}" RESULT_VARIABLE _rc
         OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
       file(APPEND "${_cow_je_log}" "${_out}")

@@ -3,21 +3,27 @@
 #  1. the Debian packages of one set. As root: installs what is missing
 #     (apt-get update first). Otherwise: prints the exact command to run and
 #     exits 1.
-#  2. jemalloc's source tarball (Debian's source package, orig tarball), in
+#  2. for arm64: the arm64 sysroot (scripts/arm64-sysroot.sh: Debian's arm64
+#     ck and Criterion, downloaded and unpacked, never installed). As root it
+#     adds the arm64 architecture to dpkg (dpkg --add-architecture) if it is
+#     missing; otherwise it prints what to do and exits 1.
+#  3. jemalloc's source tarball (Debian's source package, orig tarball), in
 #     the cache ${XDG_CACHE_HOME:-$HOME/.cache}/cowstore, checked against the
 #     SHA-256 the repository pins in cmake/jemalloc.sha256. CMake builds a
 #     private, prefixed copy of it from there (cmake/jemalloc.cmake). As root
 #     it adds a deb-src entry for the configured Debian suites if there is
 #     none; otherwise it prints what to do and exits 1.
 #
-# Usage: scripts/deps.sh [all|run|python]
+# Usage: scripts/deps.sh [all|run|python|arm64 ...]   (several: their union)
 #   all (the default; test.sh, bench.sh, anchors.sh): everything the presets
-#       and their tests need
+#       and their tests need, except arm64's
 #   python (python-install.sh): what the Python module needs to build (run's
 #       packages and Python 3's headers)
 #   run (run.sh): what the release library and cow_stress need to build: a
 #       C compiler, CMake, make and ConcurrencyKit's headers (the run preset
 #       has no tests, so no Criterion, clang, valgrind, spin or gnuplot)
+#   arm64 (test.sh arm64; docs/arm64.md): Debian's aarch64 cross compiler,
+#       qemu-user and the arm64 sysroot
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,39 +31,69 @@ run_packages=(
 	cmake make gcc libc6-dev          # build
 	libck-dev                         # ConcurrencyKit's headers
 )
-case ${1:-all} in
-run)
-	packages=("${run_packages[@]}")
-	;;
-python)
-	packages=("${run_packages[@]}" python3 python3-dev)
-	;;
-all)
-	packages=(
-		"${run_packages[@]}"
-		clang pkg-config          # build: clang presets, Criterion
-		libcriterion-dev          # unit tests
-		libclang-rt-dev           # sanitizers and libFuzzer for clang
-		valgrind spin             # memcheck, protocol model checking
-		python3                   # embedding test (ctypes)
-		python3-numpy             # tests/dtype, dlpack.numpy: NumPy as the reference and a DLPack peer
-		python3-dev               # the Python module (python/)
-		python3-pytest python3-hypothesis  # its tests (tests/python)
-		python3-torch             # PyTorch 1.13, a DLPack peer of the Python tests
-		libdlpack-dev             # dlpack.abi: the legacy ABI as Debian ships it
-		g++                       # install test: a C++ consumer
-		gnuplot-nox               # benchmark charts
-	)
-	;;
-*)
-	echo "usage: scripts/deps.sh [all|run|python]" >&2
-	exit 2
-	;;
-esac
+all_packages=(
+	"${run_packages[@]}"
+	clang pkg-config          # build: clang presets, Criterion
+	libcriterion-dev          # unit tests
+	libclang-rt-dev           # sanitizers and libFuzzer for clang
+	valgrind spin             # memcheck, protocol model checking
+	python3                   # embedding test (ctypes)
+	python3-numpy             # tests/dtype, dlpack.numpy: NumPy as the reference and a DLPack peer
+	python3-dev               # the Python module (python/)
+	python3-pytest python3-hypothesis  # its tests (tests/python)
+	python3-torch             # PyTorch 1.13, a DLPack peer of the Python tests
+	libdlpack-dev             # dlpack.abi: the legacy ABI as Debian ships it
+	g++                       # install test: a C++ consumer
+	gnuplot-nox               # benchmark charts
+)
+arm64_packages=(
+	cmake make pkg-config
+	gcc-aarch64-linux-gnu libc6-dev-arm64-cross  # the cross compiler and its libc
+	qemu-user                 # runs the tests (qemu-aarch64)
+)
+
+packages=()
+arm64=false
+for mode in "${@:-all}"; do
+	case $mode in
+	run)
+		packages+=("${run_packages[@]}")
+		;;
+	python)
+		packages+=("${run_packages[@]}" python3 python3-dev)
+		;;
+	all)
+		packages+=("${all_packages[@]}")
+		;;
+	arm64)
+		packages+=("${arm64_packages[@]}")
+		arm64=true
+		;;
+	*)
+		echo "usage: scripts/deps.sh [all|run|python|arm64 ...]" >&2
+		exit 2
+		;;
+	esac
+done
 
 is_root() {
 	[ "$(id -u)" -eq 0 ]
 }
+
+# arm64: apt must know the arm64 packages before the update below (the
+# sysroot is made of them; none is installed).
+add_arm64=false
+if $arm64 && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	if ! is_root; then
+		echo "cowstore: apt does not know arm64 packages. Run as root:" >&2
+		echo "  dpkg --add-architecture arm64 && apt-get update" >&2
+		exit 1
+	fi
+	echo "cowstore: adding the arm64 architecture to dpkg (for the arm64" \
+	    "sysroot's downloads)" >&2
+	dpkg --add-architecture arm64
+	add_arm64=true
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -78,6 +114,12 @@ if [ ${#missing[@]} -ne 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >&2
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+elif $add_arm64; then
+	apt-get update -q >&2
+fi
+
+if $arm64; then
+	scripts/arm64-sysroot.sh
 fi
 
 # --- jemalloc source ------------------------------------------------------

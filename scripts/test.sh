@@ -5,21 +5,33 @@
 # clang (clang -O2), asan (clang ASan+UBSan, and the
 # interleaving checker, tests/interleave), memcheck
 # (valgrind on a debug build with the system allocator), tsan (clang TSan) and
-# fuzz (libFuzzer corpus replay and bounded fuzzing). Which tests each
-# configuration runs is its test preset's (CMakePresets.json: release runs
-# the labels quick and bench, clang quick). Stops at the first failing
-# configuration.
+# fuzz (libFuzzer corpus replay and bounded fuzzing) and arm64 (an aarch64
+# cross build, its unit, threads and stress tests under qemu-user;
+# docs/arm64.md). Which tests each configuration runs is its test preset's
+# (CMakePresets.json: release runs the labels quick and bench, clang quick).
+# Stops at the first failing configuration.
 #
 # Usage: scripts/test.sh [preset ...]   (default: all, in the order above)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/deps.sh
 
 jobs=2
 presets=("$@")
 if [ ${#presets[@]} -eq 0 ]; then
-	presets=(dev release clang asan memcheck tsan fuzz)
+	presets=(dev release clang asan memcheck tsan fuzz arm64)
 fi
+
+# What the presets need: arm64 needs its own (scripts/deps.sh arm64), the
+# others everything else.
+deps=()
+for preset in "${presets[@]}"; do
+	if [ "$preset" = arm64 ]; then
+		[[ " ${deps[*]} " == *" arm64 "* ]] || deps+=(arm64)
+	else
+		[[ " ${deps[*]} " == *" all "* ]] || deps+=(all)
+	fi
+done
+scripts/deps.sh "${deps[@]}"
 
 build() {
 	cmake --preset "$1" >/dev/null
@@ -28,6 +40,7 @@ build() {
 
 for preset in "${presets[@]}"; do
 	echo "==== cowstore tests: $preset ===="
+	start=$SECONDS
 	case "$preset" in
 	memcheck)
 		build memcheck
@@ -46,4 +59,5 @@ for preset in "${presets[@]}"; do
 		ctest --preset "$preset"
 		;;
 	esac
+	echo "==== cowstore tests: $preset passed in $((SECONDS - start)) s ===="
 done

@@ -237,7 +237,8 @@ cow_status_t
 cow_tensor_to_dlpack(cow_tensor_t *t, unsigned flags,
     struct DLManagedTensor **out)
 {
-	struct dl_export *e;
+	/* NULL: gcc 12's aarch64 -O3 sees a path where it is not set. */
+	struct dl_export *e = NULL;
 	cow_status_t st;
 
 	COW__RETURN_IF_NULL(t);
@@ -252,7 +253,7 @@ cow_status_t
 cow_tensor_to_dlpack_versioned(cow_tensor_t *t, unsigned flags,
     struct DLManagedTensorVersioned **out)
 {
-	struct dl_export *e;
+	struct dl_export *e = NULL; /* as above */
 	cow_status_t st;
 
 	COW__RETURN_IF_NULL(t);
