@@ -23,11 +23,14 @@
  * holding credit (and a process forked from a multithreaded one keeps the
  * other threads' credit charged).
  *
- * Credit was drawn under the limit of its time. Setting a limit bumps the
- * budget's epoch; a thread whose credit is from an older epoch takes the
- * slow path, which gives that credit back and charges against the new
- * limit. So a lowered limit holds for every request that starts after
- * cow_allocator_set_limit returns, on every thread.
+ * Credit was drawn under the limit of its time. Setting a limit stores it,
+ * then bumps the budget's epoch with release; the slow path loads the
+ * epoch with acquire, so a thread that sees an epoch sees its limit. A
+ * thread whose credit is from an older epoch takes the slow path, which
+ * gives that credit back and charges against the new limit. So a lowered
+ * limit holds for every request ordered after cow_allocator_set_limit
+ * returns, on every thread (the interleaving checker's budget scenario,
+ * with its weak-memory control (k), docs/interleave.md).
  *
  * Kept apart from the statistics counters (allocator.c) on purpose.
  */
@@ -79,7 +82,8 @@ void cow__budget_uncharge_slow(cow__budget_t *b, size_t n);
 
 /* Charge @n bytes. False, charging nothing, when the limit forbids it.
  * Inline: a small request covered by this thread's credit costs a few
- * instructions and touches no shared memory (the lazy clone path). */
+ * instructions and writes no shared memory (the lazy clone path): it reads
+ * the budget's epoch, a word written only when a limit is set. */
 static inline bool
 cow__budget_charge(cow__budget_t *b, size_t n)
 {

@@ -185,9 +185,12 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * Exactness: a built-in allocator charges small requests (16 KiB or less)
  * to a per-thread credit drawn in 256 KiB chunks, so it may refuse a
  * request up to 512 KiB per thread early; never late.
- * Ownership: none. Thread-safety: any thread (atomic stores); every
- * request that starts after the call returns sees the new limit, and
- * requests running meanwhile see the old or the new one.
+ * Ownership: none. Thread-safety: any thread (atomic stores, the epoch's
+ * with release). Every request ordered after the call's return sees the
+ * new limit: a later request of the calling thread, or of a thread that
+ * synchronised with it afterwards (a lock, a join, an acquire that reads
+ * what it released). Requests not so ordered may see the old limit or
+ * the new one, on any thread and any machine.
  * Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_allocator_set_limit(cow_allocator_t *allocator,
