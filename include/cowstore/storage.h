@@ -243,8 +243,10 @@ COW_API bool cow_storage_is_read_only(const cow_storage_t *storage);
 
 /**
  * cow_storage_lazy_clone - a new storage with the same bytes, sharing @src's
- * data until one of them is written. O(1): one atomic increment (plus one
- * compare-and-swap the first time @src is cloned). Falls back to an eager
+ * data until one of them is written. O(1): one atomic increment of the
+ * share count, or, the first time @src is cloned, one compare-and-swap
+ * that installs a context already counting both shares (instead of the
+ * increment), plus two small allocations. Falls back to an eager
  * copy when @src is pinned (cow_storage_pin, COW_STORAGE_NOT_SHAREABLE).
  * The clone shares @src's memory with its rules (read-only or borrowed
  * memory stays so: the clone never writes it).

@@ -322,9 +322,9 @@ cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 	struct cow__fn_group *g = NULL;
 
 #ifdef COW_FAULT_FUNCTIONAL_GROUP_PER_TENSOR
-	/* Negative control (issue 15's bug): a group of its own per tensor,
-	 * a copy of the storage that never sees nor writes the other
-	 * tensors' writes. */
+	/* Negative control (the bug this table fixed): a group of its own
+	 * per tensor, a copy of the storage that never sees nor writes the
+	 * other tensors' writes. */
 	return cow__fn_adopt(st, plain, NULL, out, func);
 #endif
 	if (st != COW_OK)

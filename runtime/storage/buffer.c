@@ -11,7 +11,7 @@ allocator_deleter(void *data, size_t nbytes, void *ctx)
 }
 
 static cow_status_t
-cow_buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
+buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
     cow__buffer_t *out, const char *func)
 {
 	void *p = NULL;
@@ -34,14 +34,14 @@ cow_status_t
 cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out,
     const char *func)
 {
-	return cow_buffer_alloc(alloc, nbytes, false, out, func);
+	return buffer_alloc(alloc, nbytes, false, out, func);
 }
 
 cow_status_t
 cow__buffer_alloc_zeroed(cow_allocator_t *alloc, size_t nbytes,
     cow__buffer_t *out, const char *func)
 {
-	return cow_buffer_alloc(alloc, nbytes, true, out, func);
+	return buffer_alloc(alloc, nbytes, true, out, func);
 }
 
 void

@@ -6,12 +6,16 @@
  *
  * A tensor carries @ext (NULL for a plain tensor) and @ext_state, the
  * extension's own per-tensor state (cow_tensor_t, tensor.h). Every public
- * entry point of tensor.h and ops.h makes one test after its argument
- * checks: when a tensor argument has an extension, the call goes to that
- * extension's hook, which keeps the public function's contract (the same
- * validation, statuses and messages). Plain tensors pay one load and one
- * branch per call. A call with two tensor arguments goes to the first
- * extended one's table (cow__ext_of2).
+ * entry point of tensor.h and ops.h that reads or writes elements, makes a
+ * view or a tensor, makes one test after its argument checks: when a
+ * tensor argument has an extension, the call goes to that extension's
+ * hook, which keeps the public function's contract (the same validation,
+ * statuses and messages). Plain tensors pay one load and one branch per
+ * call. The accessors of a tensor's own fields (cow_tensor_ndim, _dtype,
+ * _numel, _offset, _sizes, _size, _strides, _stride, _is_contiguous,
+ * _storage, _refcount) make none: they read the fields, which an
+ * extension's tensors carry like any other. A call with two tensor
+ * arguments goes to the first extended one's table (cow__ext_of2).
  *
  * Creation: an extension that wants the tensors a thread creates installs
  * its table for that thread (cow__tensor_ext_creating_set). Each creation

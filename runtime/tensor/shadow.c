@@ -39,7 +39,7 @@ static pthread_rwlock_t shadow_handler_lock = PTHREAD_RWLOCK_INITIALIZER;
 static cow_shadow_handler_fn shadow_handler = cow_shadow_default_handler;
 static void *shadow_handler_ctx;
 
-#define COW__PTHREAD(call)                                                  \
+#define PTHREAD_CHECK(call)                                                  \
 	do {                                                                \
 		if ((call) != 0)                                            \
 			cow__die(#call);                                    \
@@ -75,21 +75,21 @@ cow_shadow_policy_get(void)
 void
 cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx)
 {
-	COW__PTHREAD(pthread_rwlock_wrlock(&shadow_handler_lock));
+	PTHREAD_CHECK(pthread_rwlock_wrlock(&shadow_handler_lock));
 	shadow_handler = fn != NULL ? fn : cow_shadow_default_handler;
 	shadow_handler_ctx = fn != NULL ? ctx : NULL;
-	COW__PTHREAD(pthread_rwlock_unlock(&shadow_handler_lock));
+	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
 }
 
 void
 cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx)
 {
-	COW__PTHREAD(pthread_rwlock_rdlock(&shadow_handler_lock));
+	PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
 	if (fn != NULL)
 		*fn = shadow_handler;
 	if (ctx != NULL)
 		*ctx = shadow_handler_ctx;
-	COW__PTHREAD(pthread_rwlock_unlock(&shadow_handler_lock));
+	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
 }
 
 void
@@ -136,9 +136,9 @@ shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 		return COW_OK;
 	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
 	    generation};
-	COW__PTHREAD(pthread_rwlock_rdlock(&shadow_handler_lock));
+	PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
 	shadow_handler(&ev, shadow_handler_ctx);
-	COW__PTHREAD(pthread_rwlock_unlock(&shadow_handler_lock));
+	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
 	return COW_OK;
 }
 

@@ -1,5 +1,5 @@
 /*
- * Cost of the reshape-alias simulation on the access paths (issue 4): a
+ * Cost of the reshape-alias simulation on the access paths (shadow.h): a
  * write (and a read) through a tensor whose storage never had a simulated
  * lazy copy, through one whose storage has one (the writer's set stays in
  * sync: no warning), and writes alternating between two sets after the

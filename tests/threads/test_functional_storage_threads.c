@@ -1,6 +1,6 @@
 /*
- * Functional tensors over users' storages across threads (issue 15;
- * functional.h: the tensors made over one storage form one alias group,
+ * Functional tensors over users' storages across threads (functional.h:
+ * the tensors made over one storage form one alias group,
  * found in a table keyed by the storage, storage_group.c).
  *
  * For each backend (functional mode on the strided backend, the opaque

@@ -8,7 +8,7 @@
 TestSuite(functional, .timeout = 60.0);
 
 /* ------------------------------------------------------------------ */
-/* Tensors over one storage (issue 15): cow_tensor_from_storage makes    */
+/* Tensors over one storage: cow_tensor_from_storage makes             */
 /* tensors that alias, in every way, and the writes reach the storage.   */
 
 /* Element @k of @s's bytes read as @dtype (float32, float64 or uint8). */

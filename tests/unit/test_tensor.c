@@ -1,6 +1,7 @@
 /*
  * Tensors: creation, accessors, element access, lifecycle, eager and lazy
- * clones, and the lazy-clone scenario of issue 3 with T = [[0, 1], [2, 3]].
+ * clones, and the design's lazy-clone scenario (a lazy clone of
+ * T = [[0, 1], [2, 3]] written on both sides).
  */
 #include <math.h>
 
