@@ -690,26 +690,22 @@ INDEX_ORDER(sum_i64, load_i64, 8)
 	int64_t i, n2;                                                      \
 	T r[4][2], x[2];                                                    \
                                                                             \
-	if (n < 4) {                                                        \
-		out[0] = out[1] = 0;                                        \
-		for (i = 0; i < n; i++) {                                   \
-			memcpy(x, a + i * (S), sizeof x);                   \
-			out[0] += x[0];                                     \
-			out[1] += x[1];                                     \
-		}                                                           \
-		return;                                                     \
-	}                                                                   \
 	if (n <= 64) {                                                      \
-		for (int j = 0; j < 4; j++)                                 \
-			memcpy(r[j], a + j * (S), sizeof r[j]);             \
-		for (i = 4; i < n - n % 4; i += 4)                          \
-			for (int j = 0; j < 4; j++) {                       \
-				memcpy(x, a + (i + j) * (S), sizeof x);     \
-				r[j][0] += x[0];                            \
-				r[j][1] += x[1];                            \
-			}                                                   \
-		out[0] = (r[0][0] + r[1][0]) + (r[2][0] + r[3][0]);         \
-		out[1] = (r[0][1] + r[1][1]) + (r[2][1] + r[3][1]);         \
+		out[0] = out[1] = 0;                                        \
+		i = 0;                                                      \
+		if (n >= 4) {                                               \
+			for (int j = 0; j < 4; j++)                         \
+				memcpy(r[j], a + j * (S), sizeof r[j]);     \
+			for (i = 4; i < n - n % 4; i += 4)                  \
+				for (int j = 0; j < 4; j++) {               \
+					memcpy(x, a + (i + j) * (S),        \
+					    sizeof x);                      \
+					r[j][0] += x[0];                    \
+					r[j][1] += x[1];                    \
+				}                                           \
+			out[0] = (r[0][0] + r[1][0]) + (r[2][0] + r[3][0]); \
+			out[1] = (r[0][1] + r[1][1]) + (r[2][1] + r[3][1]); \
+		}                                                           \
 		for (; i < n; i++) {                                        \
 			memcpy(x, a + i * (S), sizeof x);                   \
 			out[0] += x[0];                                     \

@@ -153,6 +153,18 @@ ilv_rand(void)
 	return S.rng * 0x2545f4914f6cdd1dULL;
 }
 
+/* A member of the non-empty set @mask, uniformly at random. */
+static int
+ilv_random_member(unsigned mask)
+{
+	unsigned pick = (unsigned)(ilv_rand() %
+	    (unsigned)__builtin_popcount(mask));
+
+	for (;; mask &= mask - 1)
+		if (pick-- == 0)
+			return __builtin_ctz(mask);
+}
+
 /* Choose who runs next; @cur is the baton holder's id, or -1 (the main
  * thread starting the run). Returns -1 when nobody can run. */
 static int
@@ -190,15 +202,7 @@ ilv_decide(int cur)
 			ilv_unfit("decision %d chooses thread %c, runnable "
 			    "set %#x", k, 'a' + choice, mask);
 	} else if (p->random != 0) {
-		unsigned n = (unsigned)__builtin_popcount(mask);
-		unsigned pick = (unsigned)(ilv_rand() % n);
-
-		choice = 0;
-		for (unsigned m = mask;; m &= m - 1) {
-			choice = __builtin_ctz(m);
-			if (pick-- == 0)
-				break;
-		}
+		choice = ilv_random_member(mask);
 	} else {
 		choice = ilv_default_choice(d);
 	}
@@ -257,15 +261,7 @@ ilv_choose_read(unsigned mask)
 			ilv_unfit("read decision %d chooses store %c, "
 			    "readable %#x", k, 'a' + choice, mask);
 	} else if (p->random != 0) {
-		unsigned n = (unsigned)__builtin_popcount(mask);
-		unsigned pick = (unsigned)(ilv_rand() % n);
-
-		choice = 0;
-		for (unsigned m = mask;; m &= m - 1) {
-			choice = __builtin_ctz(m);
-			if (pick-- == 0)
-				break;
-		}
+		choice = ilv_random_member(mask);
 	} else {
 		choice = ilv_default_choice(d);
 	}
