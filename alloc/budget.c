@@ -100,11 +100,7 @@ cow__budget_set_limit(cow__budget_t *b, uint64_t limit)
 	 * Relaxed, a weakly ordered machine could show the epoch and the
 	 * old limit: credit drawn under the old limit would carry the new
 	 * epoch (the weak-memory control (k), docs/interleave.md). */
-#ifdef COW_FAULT_RELAXED_EPOCH
-	cow__counter_add(&b->epoch, 1);
-#else
-	cow__counter_add_release(&b->epoch, 1);
-#endif
+	COW__FAULT_POINT(epoch_publish, cow__counter_add_release(&b->epoch, 1));
 }
 
 bool
@@ -115,11 +111,8 @@ cow__budget_charge_slow(cow__budget_t *b, size_t n)
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL)
 		return budget_take(b, n, n) != 0 || n == 0;
 	credit = &cow__budget_credit[b->slot];
-#ifdef COW_FAULT_RELAXED_EPOCH
-	epoch = cow__counter_load(&b->epoch);
-#else
-	epoch = cow__counter_load_acquire(&b->epoch);
-#endif
+	epoch = COW__FAULT_POINT(epoch_read,
+	    cow__counter_load_acquire(&b->epoch));
 	if (cow__budget_credit_epoch[b->slot] != epoch) {
 		/* Drawn under an earlier limit: give it back, and charge
 		 * against the limit of now. */

@@ -31,7 +31,7 @@ a=$dir/corpus/fuzz_api
 mkdir -p "$s" "$c" "$a"
 
 # new, clone, write through the clone: the other must not change. This
-# input fails against COW_FAULT_SKIP_MATERIALIZE (the negative control).
+# input fails against skip_materialize (the negative control).
 seed "$c/write_through_clone" 00 00 10 02 00 03 01 00 00 04 07
 seed "$s/write_through_clone" 00 00 10 02 00 03 01 00 00 04 07
 # the full life: clone, write, read, materialise, release
@@ -192,7 +192,7 @@ mkdir -p "$f" "$fc"
 seed "$f/seed_example" 01 00 00 00 04 01 02 00 01 01 00 00 02 01 02 01 02 00 \
     01 00 01 05 02 00 02 00 03 01 04 00 03 08 04 01 03 00 0d 04 0d 00
 # two overlapping slices filled one after the other (the later write wins).
-# The same input fails against COW_FAULT_FUNCTIONAL_REVERSE_UPDATES.
+# The same input fails against functional_reverse_updates.
 seed "$f/overlapping_fills" 00 00 00 00 02 01 04 00 01 01 00 02 00 00 03 01 \
     01 02 00 02 00 01 04 01 05 01 00 01 05 02 00 02 0d 00
 seed "$fc/overlapping_fills" 00 00 00 00 02 01 04 00 01 01 00 02 00 00 03 01 \
@@ -232,7 +232,7 @@ seed "$f/reshape_modes" 00 00 00 02 05 02 02 03 00 02 01 00 00 01 fa 02 02 00 \
 # tensors over a 16-byte storage, fill_ through one: the other and the
 # storage must see it (failed before the fix: the functional worlds' storage
 # stayed 0).
-# The same input fails against COW_FAULT_FUNCTIONAL_GROUP_PER_TENSOR (the
+# The same input fails against functional_group_per_tensor (the
 # bug, planted).
 fs=$dir/controls/fuzz_functional_storage
 mkdir -p "$fs"

@@ -33,9 +33,9 @@
  *   NPROC=n, MAXCLONE=n	size of the instance
  *   MAXFAIL=n			at most n allocation failures in all (default:
  *				unbounded, each one changes nothing)
- *   COW_FAULT_DECREMENT_BEFORE_LOCK, COW_FAULT_STEAL_WITHOUT_WAIT,
- *   COW_FAULT_SKIP_MATERIALIZE, COW_FAULT_NONATOMIC_INCREMENT
- *				the C fault switches: negative controls
+ *   MODEL_FAULT_DECREMENT_BEFORE_LOCK, MODEL_FAULT_STEAL_WITHOUT_WAIT,
+ *   MODEL_FAULT_SKIP_MATERIALIZE, MODEL_FAULT_NONATOMIC_INCREMENT
+ *				the C faults (tests/faults/): negative controls
  *   MODEL_FAULT_LAST_KEEPS_READ_LOCK
  *				[LAST] forgets its read unlock: a liveness
  *				negative control (not a C switch)
@@ -182,7 +182,7 @@ byte	fails;			/* allocation failures so far */
 /* cow__ref_get: ck_pr_faa_uint(+1); dies on a dead object. */
 inline ref_get(c)
 {
-#ifdef COW_FAULT_NONATOMIC_INCREMENT
+#ifdef MODEL_FAULT_NONATOMIC_INCREMENT
 	atomic { CTX_ACCESS(c); v = shares[c] };
 	atomic { CTX_ACCESS(c); shares[c] = v + 1 };
 #else
@@ -387,7 +387,7 @@ inline ctx_destroy(c)
 /* [WAIT] ctx_wait_for_copiers */
 inline wait_for_copiers(c)
 {
-#ifndef COW_FAULT_STEAL_WITHOUT_WAIT
+#ifndef MODEL_FAULT_STEAL_WITHOUT_WAIT
 	wait_readers(c)
 #else
 	skip
@@ -462,7 +462,7 @@ inline ctx_materialize(c, may)
 		fi;
 		if
 		:: res == PRIV_COPY ->
-#ifdef COW_FAULT_DECREMENT_BEFORE_LOCK
+#ifdef MODEL_FAULT_DECREMENT_BEFORE_LOCK
 			ref_sub(c, before);
 			read_lock(c);
 #else
@@ -594,7 +594,7 @@ inline use_private(k)
 inline mutable_data(k)
 {
 	c = CTX_FIELD(k);				/* cow__ptr_load */
-#ifdef COW_FAULT_SKIP_MATERIALIZE
+#ifdef MODEL_FAULT_SKIP_MATERIALIZE
 	/* Writes go straight into the data, shared or not. */
 	atomic { assert(orig_frees == 0); orig_owner = me + 1 };
 	sst[k] = PRIV_ORIG;

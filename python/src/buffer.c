@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "core/fault.h"
 #include "pycow.h"
 
 #define T(o) (((pycow_tensor *)(o))->t)
@@ -119,15 +120,9 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 	if (writable) {
 		/* Materialise and pin: no lazy clone shares what the consumer
 		 * writes. Unpinned in tensor_releasebuffer. */
-#ifndef PYCOW_FAULT_BUFFER_WITHOUT_PIN
-		PYCOW_LOCKED1(t, true, st = cow_tensor_pin(t, &data));
-		ex->pinned = st == COW_OK;
-#else
-		/* Negative control (ctest python.control.buffer_without_pin):
-		 * materialise but forget the pin; the isolation tests must
-		 * see a snapshot taken meanwhile change. */
-		PYCOW_LOCKED1(t, true, st = cow_tensor_mutable_data(t, &data));
-#endif
+		PYCOW_LOCKED1(t, true, st = COW__FAULT_POINT(buffer_pin,
+		    cow_tensor_pin(t, &data)));
+		ex->pinned = COW__FAULT_POINT(buffer_pinned, st == COW_OK);
 	} else {
 		/* A read of @t (the reshape-alias check sees it), then the
 		 * snapshot the buffer holds. */

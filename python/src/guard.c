@@ -18,6 +18,7 @@
  */
 #include <pthread.h>
 
+#include "core/fault.h"
 #include "pycow.h"
 
 #define STRIPES 64
@@ -69,12 +70,9 @@ pycow_guard_add(struct pycow_guard *g, const cow_tensor_t *t, bool write)
 void
 pycow_guard_lock(struct pycow_guard *g)
 {
-#ifdef PYCOW_FAULT_NO_GUARD
-	/* Negative control (ctest python.control.no_guard): no stripes; the
-	 * no-lock thread test must see a torn op or a sanitizer report. */
-	g->n = 0;
-#endif
-	for (int i = 0; i < g->n; i++) {
+	int n = COW__FAULT_POINT(guard_stripes, g->n);
+
+	for (int i = 0; i < n; i++) {
 		pthread_rwlock_t *l = g->lock[i];
 		int rc = g->write[i] ? pthread_rwlock_wrlock(l) :
 		    pthread_rwlock_rdlock(l);

@@ -9,11 +9,9 @@
  * __tsan_acquire/__tsan_release for atomics and __tsan_mutex_* for the lock,
  * so the TSan run checks the same ck code that ships. No suppressions.
  *
- * Fault switches (COW_FAULT_*) break the protocol on purpose for the stress
- * harness's and the interleaving checker's negative controls (the
- * COW_FAULT_RELAXED_* ones drop one fence each: only the checker's
- * weak-memory mode can see that); they are never defined in release
- * builds.
+ * Fault points (core/fault.h) name the steps that negative controls break:
+ * the fences that the weak-memory controls drop (only the checker's
+ * weak-memory mode can see that) and the share increment.
  *
  * Interleaving checker (tests/interleave/, docs/interleave.md): every
  * atomic access and every fence below is preceded by a line
@@ -46,6 +44,7 @@
 #include <ck_rwlock.h>
 
 #include "core/die.h"
+#include "core/fault.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define COW_TSAN 1
@@ -89,6 +88,26 @@ enum cow__mo {
 #endif
 
 /* ------------------------------------------------------------------ */
+/* Fences: C11's atomic_thread_fence, named for the checker (@addr is the
+ * location whose accesses it orders).                                  */
+
+static inline void
+cow__fence_acquire(const void *addr)
+{
+	(void)addr;
+	COW__SCHED(COW__SCHED_FENCE, addr, COW__MO_ACQUIRE);
+	ck_pr_fence_acquire();
+}
+
+static inline void
+cow__fence_release(const void *addr)
+{
+	(void)addr;
+	COW__SCHED(COW__SCHED_FENCE, addr, COW__MO_RELEASE);
+	ck_pr_fence_release();
+}
+
+/* ------------------------------------------------------------------ */
 /* Refcounts (urcu ref.h semantics: get aborts on overflow or on a dead
  * object, put reports the drop to zero).                              */
 
@@ -112,10 +131,7 @@ cow__ref_load(const cow__refcount_t *ref)
 	v = ck_pr_load_uint(&ref->value);
 	/* Pairs with the release in cow__ref_sub: a reader that sees a count
 	 * drop also sees what the droppers did before dropping. */
-#ifndef COW_FAULT_RELAXED_REF_LOAD /* weak-memory control (docs/interleave.md) */
-	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
-	ck_pr_fence_acquire();
-#endif
+	COW__FAULT_POINT(ref_load_acquire, cow__fence_acquire(ref));
 	COW__TSAN_ACQUIRE(ref);
 	return v;
 }
@@ -128,14 +144,7 @@ cow__ref_get(cow__refcount_t *ref)
 	/* Relaxed: a new reference is made from one the caller holds, which
 	 * keeps the object alive; nothing is published through the count. */
 	COW__SCHED(COW__SCHED_REF_GET, ref, COW__MO_RELAXED);
-#ifdef COW_FAULT_NONATOMIC_INCREMENT
-	/* Negative control (d): a lost-update increment. */
-	old = *(volatile unsigned *)&ref->value;
-	COW__FAULT_YIELD();
-	*(volatile unsigned *)&ref->value = old + 1;
-#else
-	old = ck_pr_faa_uint(&ref->value, 1);
-#endif
+	COW__FAULT_POINT(ref_increment, old = ck_pr_faa_uint(&ref->value, 1));
 	if (old == 0 || old == UINT_MAX)
 		cow__die("refcount get on a dead or saturated object");
 }
@@ -150,20 +159,14 @@ cow__ref_sub(cow__refcount_t *ref)
 	/* Release: everything this thread did with the object happens before
 	 * the thread that drops the count to zero frees or steals it. */
 	COW__TSAN_RELEASE(ref);
-#ifndef COW_FAULT_RELAXED_SUB_RELEASE /* weak-memory control */
-	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_RELEASE);
-	ck_pr_fence_release();
-#endif
+	COW__FAULT_POINT(ref_sub_release, cow__fence_release(ref));
 	COW__SCHED(COW__SCHED_REF_SUB, ref, COW__MO_RELAXED);
 	old = ck_pr_faa_uint(&ref->value, UINT_MAX);
 	if (old == 0)
 		cow__die("refcount put below zero");
 	if (old == 1) {
 		/* Acquire: we are the last; see every earlier holder's work. */
-#ifndef COW_FAULT_RELAXED_LAST_ACQUIRE /* weak-memory control */
-		COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
-		ck_pr_fence_acquire();
-#endif
+		COW__FAULT_POINT(ref_last_acquire, cow__fence_acquire(ref));
 		COW__TSAN_ACQUIRE(ref);
 	}
 	return old;
@@ -200,8 +203,7 @@ cow__pin_put(cow__refcount_t *ref, unsigned floor)
 	unsigned seen;
 
 	COW__TSAN_RELEASE(ref);
-	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_RELEASE);
-	ck_pr_fence_release();
+	cow__fence_release(ref);
 	COW__SCHED(COW__SCHED_REF_SUB, ref, COW__MO_RELAXED);
 	seen = ck_pr_load_uint(&ref->value);
 	do {
@@ -223,8 +225,7 @@ cow__pin_load(const cow__refcount_t *ref)
 
 	COW__SCHED(COW__SCHED_PIN_LOAD, ref, COW__MO_RELAXED);
 	v = ck_pr_load_uint(&ref->value);
-	COW__SCHED(COW__SCHED_FENCE, ref, COW__MO_ACQUIRE);
-	ck_pr_fence_acquire();
+	cow__fence_acquire(ref);
 	COW__TSAN_ACQUIRE(ref);
 	return v;
 }
@@ -240,8 +241,7 @@ cow__ptr_load(const void *slot)
 	COW__SCHED(COW__SCHED_PTR_LOAD, slot, COW__MO_RELAXED);
 	p = ck_pr_md_load_ptr(slot);
 	/* Acquire: the pointee was initialised before it was published. */
-	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_ACQUIRE);
-	ck_pr_fence_acquire();
+	cow__fence_acquire(slot);
 	COW__TSAN_ACQUIRE(slot);
 	return p;
 }
@@ -251,8 +251,7 @@ cow__ptr_store(void *slot, void *value)
 {
 	COW__TSAN_RELEASE(slot);
 	/* Release: initialise the pointee before others can see it. */
-	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_RELEASE);
-	ck_pr_fence_release();
+	cow__fence_release(slot);
 	COW__SCHED(COW__SCHED_PTR_STORE, slot, COW__MO_RELAXED);
 	ck_pr_md_store_ptr(slot, value);
 }
@@ -265,16 +264,12 @@ cow__ptr_install(void *slot, void *value)
 	void *seen;
 
 	COW__TSAN_RELEASE(slot);
-#ifndef COW_FAULT_RELAXED_INSTALL /* weak-memory control */
-	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_RELEASE);
-	ck_pr_fence_release();
-#endif
+	COW__FAULT_POINT(install_release, cow__fence_release(slot));
 	COW__SCHED(COW__SCHED_PTR_INSTALL, slot, COW__MO_RELAXED);
 	if (ck_pr_cas_ptr_value(slot, NULL, value, &seen))
 		return value;
 	/* Lost: acquire what the winner published. */
-	COW__SCHED(COW__SCHED_FENCE, slot, COW__MO_ACQUIRE);
-	ck_pr_fence_acquire();
+	cow__fence_acquire(slot);
 	COW__TSAN_ACQUIRE(slot);
 	return seen;
 }
@@ -323,8 +318,7 @@ static inline void
 cow__counter_add_release(uint64_t *counter, uint64_t n)
 {
 	COW__TSAN_RELEASE(counter);
-	COW__SCHED(COW__SCHED_FENCE, counter, COW__MO_RELEASE);
-	ck_pr_fence_release();
+	cow__fence_release(counter);
 	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
 	ck_pr_add_64(counter, n);
 }
@@ -338,8 +332,7 @@ cow__counter_load_acquire(const uint64_t *counter)
 
 	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_RELAXED);
 	v = ck_pr_load_64(counter);
-	COW__SCHED(COW__SCHED_FENCE, counter, COW__MO_ACQUIRE);
-	ck_pr_fence_acquire();
+	cow__fence_acquire(counter);
 	COW__TSAN_ACQUIRE(counter);
 	return v;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fault.h"
 #include "core/tcounter.h"
 
 _Thread_local struct cow__tc_block *cow__tc_mine;
@@ -29,11 +30,10 @@ tc_thread_exit(void *arg)
 	struct cow__tc_block *b = arg;
 
 	pthread_mutex_lock(&tc_lock);
-#ifndef COW_FAULT_TCOUNTER_LOSE_AT_EXIT
-	for (unsigned i = 0; i < COW__TC_SLOTS; i++)
+	COW__FAULT_POINT(fold_at_exit,
+	    for (unsigned i = 0; i < COW__TC_SLOTS; i++)
 		if (b->v[i] != 0)
-			cow__counter_add(&cow__tc_orphan[i], b->v[i]);
-#endif /* else negative control: a thread's counts die with it */
+			cow__counter_add(&cow__tc_orphan[i], b->v[i]));
 	if (b->prev != NULL)
 		b->prev->next = b->next;
 	else

@@ -26,6 +26,7 @@
 #include "alloc/allocator.h"
 #include "core/die.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
 #include "tensor/shape.h"
@@ -237,13 +238,7 @@ cow__fn_group_flush(struct cow__fn_group *g, const char *func)
 	cow_status_t st;
 
 	while (g->nupd > 0) {
-#ifdef COW_FAULT_FUNCTIONAL_REVERSE_UPDATES
-		/* Negative control: the newest update first (wrong when two
-		 * queued writes overlap). */
-		size_t i = g->nupd - 1;
-#else
-		size_t i = 0;
-#endif
+		size_t i = COW__FAULT_POINT(oldest_update, 0);
 		if ((st = apply_update(g, &g->upd[i], &nb, func)) != COW_OK)
 			return st;
 		cow__fval_assign(&g->base, nb);

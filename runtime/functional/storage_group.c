@@ -45,6 +45,7 @@
 
 #include "core/die.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
 #include "tensor/shape.h"
@@ -76,26 +77,21 @@ bucket_of(const cow_storage_t *s)
 	return &buckets[h >> (64 - BUCKET_BITS)];
 }
 
-#ifdef COW_FAULT_FUNCTIONAL_TABLE_UNLOCKED
-/* Negative control (tests/CMakeLists.txt, TSan builds): the table without
- * its locks; TSan must report the races of functional_storage_threads. */
-static void bucket_lock(struct bucket *b) { (void)b; }
-static void bucket_unlock(struct bucket *b) { (void)b; }
-#else
 static void
 bucket_lock(struct bucket *b)
 {
-	if (pthread_mutex_lock(&b->lock) != 0)
-		cow__die("pthread_mutex_lock");
+	COW__FAULT_POINT(bucket_lock,
+	    if (pthread_mutex_lock(&b->lock) != 0)
+		cow__die("pthread_mutex_lock"));
 }
 
 static void
 bucket_unlock(struct bucket *b)
 {
-	if (pthread_mutex_unlock(&b->lock) != 0)
-		cow__die("pthread_mutex_unlock");
+	COW__FAULT_POINT(bucket_unlock,
+	    if (pthread_mutex_unlock(&b->lock) != 0)
+		cow__die("pthread_mutex_unlock"));
 }
-#endif
 
 /* The group of @s, with a new reference, or NULL. Caller holds @b. */
 static struct cow__fn_group *
@@ -315,18 +311,13 @@ member(struct cow__fn_group *g, const cow_tensor_t *plain,
 	return st;
 }
 
-cow_status_t
-cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
-    cow_tensor_t **out, const char *func)
+/* cow__fn_adopt_storage: @plain joins the one group of its storage. */
+static cow_status_t
+join_storage_group(cow_status_t st, cow_tensor_t *plain, cow_tensor_t **out,
+    const char *func)
 {
 	struct cow__fn_group *g = NULL;
 
-#ifdef COW_FAULT_FUNCTIONAL_GROUP_PER_TENSOR
-	/* Negative control (the bug this table fixed): a group of its own
-	 * per tensor, a copy of the storage that never sees nor writes the
-	 * other tensors' writes. */
-	return cow__fn_adopt(st, plain, NULL, out, func);
-#endif
 	if (st != COW_OK)
 		return st;
 	if ((st = group_of(cow__fn_thread_backend(), plain, &g, func)) ==
@@ -336,4 +327,12 @@ cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 	}
 	cow_tensor_release(plain);
 	return st;
+}
+
+cow_status_t
+cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
+    cow_tensor_t **out, const char *func)
+{
+	return COW__FAULT_POINT(group_per_storage,
+	    join_storage_group(st, plain, out, func));
 }

@@ -15,22 +15,13 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "interop/dlpack_abi.h"
 #include "storage/storage.h"
 #include "tensor/dtype.h"
 #include "tensor/tensor.h"
 
 #define EXPORT_FLAGS ((unsigned)COW_DLPACK_READ_ONLY | (unsigned)COW_DLPACK_COPY)
-
-/* Negative control (g), COW_FAULT_EXPORT_WITHOUT_PIN: a writable export
- * materialises the tensor's storage but does not pin it, so a lazy clone
- * taken while the consumer holds the pointer shares the bytes it writes
- * (docs/stress.md, scenario boundary). */
-#ifdef COW_FAULT_EXPORT_WITHOUT_PIN
-#define EXPORT_PINS false
-#else
-#define EXPORT_PINS true
-#endif
 
 /* ------------------------------------------------------------------ */
 /* Dtypes.                                                              */
@@ -137,12 +128,14 @@ export_hold(cow_tensor_t *t, unsigned flags, cow_tensor_t **held,
 			cow_tensor_release(*held);
 		return st;
 	} else {
-		if ((st = EXPORT_PINS ? cow__tensor_pin_data(t, &p, func) :
-		    cow__tensor_write_data(t, &p, func)) != COW_OK)
+		/* Pinned: no lazy clone taken while the consumer holds the
+		 * pointer shares the bytes it writes. */
+		if ((st = COW__FAULT_POINT(export_pin,
+		    cow__tensor_pin_data(t, &p, func))) != COW_OK)
 			return st;
 		cow_tensor_retain(t);
 		*held = t;
-		*pinned = EXPORT_PINS;
+		*pinned = COW__FAULT_POINT(export_pinned, true);
 		*data = p;
 		return COW_OK;
 	}

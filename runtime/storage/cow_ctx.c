@@ -11,18 +11,9 @@
 #include <string.h>
 
 #include "alloc/allocator.h"
+#include "core/fault.h"
 #include "storage/cow_ctx.h"
 #include "storage/stats.h"
-
-/* A fault's window: sched_yield, or a scheduling point of the interleaving
- * checker (COW__FAULT_YIELD, core/sync.h). */
-#if defined(COW_FAULT_DECREMENT_BEFORE_LOCK) || \
-    defined(COW_FAULT_STEAL_WITHOUT_WAIT) || \
-    defined(COW_FAULT_TOUCH_AFTER_UNLOCK)
-#define FAULT_WINDOW() COW__FAULT_YIELD()
-#else
-#define FAULT_WINDOW() ((void)0)
-#endif
 
 cow_status_t
 cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
@@ -62,12 +53,8 @@ cow__ctx_discard(cow__ctx_t *ctx)
 static void
 ctx_wait_for_copiers(cow__ctx_t *ctx)
 {
-#ifdef COW_FAULT_STEAL_WITHOUT_WAIT
-	/* Negative control (a): steal while copiers may still read. */
-	(void)ctx;
-#else
-	cow__rwlock_wait_readers(&ctx->lock);
-#endif
+	COW__FAULT_POINT(wait_for_copiers,
+	    cow__rwlock_wait_readers(&ctx->lock));
 }
 
 /* [STEAL] Take the original buffer and free the context. */
@@ -106,38 +93,24 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy, func) != COW_OK)
 		return COW_ENOMEM;
 
-#ifdef COW_FAULT_DECREMENT_BEFORE_LOCK
-	/* Negative control (b): the last reference can steal or free between
-	 * our decrement and our lock. */
-	before = cow__ref_sub(&ctx->shares);
-	FAULT_WINDOW();
-	cow__rwlock_read_lock(&ctx->lock);
-#else
-	cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
-	before = cow__ref_sub(&ctx->shares); /* [DEC] */
-#endif
+	COW__FAULT_POINT(lock_then_unshare,
+	    cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
+	    before = cow__ref_sub(&ctx->shares)); /* [DEC] */
 	if (before > 1 || !may_take) {
 		/* [COPY] Others still share: the last of them cannot steal
 		 * or free until we drop the shared lock. Or we were last but
 		 * may not take the original: nobody else can free it. */
-		FAULT_WINDOW();
-		COW__SCHED_ACCESS(ctx->buf.data, copy.nbytes, 0);
-		memcpy(copy.data, ctx->buf.data, copy.nbytes);
+		COW__FAULT_POINT(copy_bytes,
+		    COW__SCHED_ACCESS(ctx->buf.data, copy.nbytes, 0);
+		    memcpy(copy.data, ctx->buf.data, copy.nbytes));
 		/* [RUNLOCK] After this, ctx may be freed by the last
 		 * reference at any moment: touch nothing of it. */
 		cow__rwlock_read_unlock(&ctx->lock);
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
 		if (!may_take)
 			cow__stat_add(COW__STAT_EXTERNAL_COPIES, 1);
-#ifdef COW_FAULT_TOUCH_AFTER_UNLOCK
-		/* Negative control (e): read the context after the unlock
-		 * (the ck_brlock pattern): the last reference may have freed
-		 * it. */
-		FAULT_WINDOW();
-		cow__stat_add(COW__STAT_BYTES_COPIED, ctx->buf.nbytes);
-#else
-		cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes);
-#endif
+		COW__FAULT_POINT(count_copied_bytes,
+		    cow__stat_add(COW__STAT_BYTES_COPIED, copy.nbytes));
 		/* [KEEP] The last share, copied: free the original as the
 		 * last release does (wait for copiers, then free). */
 		if (before == 1)
@@ -148,12 +121,8 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 
 	/* [LAST] The others left while we allocated: steal instead, and give
 	 * the unused copy back. */
-#ifndef COW_FAULT_LAST_KEEPS_READ_LOCK
-	cow__rwlock_read_unlock(&ctx->lock);
-#else
-	/* Negative control (f), interleaving checker only: the wait of the
-	 * steal then waits for our own shared hold forever. */
-#endif
+	COW__FAULT_POINT(last_read_unlock,
+	    cow__rwlock_read_unlock(&ctx->lock));
 	cow__buffer_free(&copy);
 	ctx_steal(ctx, out);
 	return COW_OK;

@@ -6,6 +6,7 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
+#include "core/fault.h"
 #include "storage/shadow.h"
 #include "storage/stats.h"
 #include "storage/storage.h"
@@ -225,13 +226,10 @@ storage_own(cow_storage_t *storage, const char *func)
 	cow_status_t st;
 
 	if (ctx != NULL) {
-#ifdef COW_FAULT_SKIP_MATERIALIZE
-		/* Negative control (c): write straight into shared data. */
-		return COW_OK;
-#endif
 		COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
-		st = cow__ctx_materialize(ctx, storage->alloc,
-		    cow__buffer_may_write(&ctx->buf, home), &buf, func);
+		COW__FAULT_POINT(materialize,
+		    st = cow__ctx_materialize(ctx, storage->alloc,
+		    cow__buffer_may_write(&ctx->buf, home), &buf, func));
 		if (st != COW_OK)
 			return st;
 		storage->buf = buf;

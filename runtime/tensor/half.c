@@ -48,15 +48,9 @@ round_to(struct fmt f, bool neg, uint64_t sig, int exp2)
 		k = shift == 64 ? 0 : sig >> shift;
 		rem = shift == 64 ? sig : sig & ((UINT64_C(1) << shift) - 1);
 		half = UINT64_C(1) << (shift - 1);
-#ifdef COW_FAULT_HALF_TIES_AWAY
-		/* Fault switch (tests/dtype's negative control): ties round
-		 * away from zero. */
-		if (rem >= half)
+		if (COW__FAULT_POINT(ties_to_even,
+		    rem > half || (rem == half && (k & 1))))
 			k++;
-#else
-		if (rem > half || (rem == half && (k & 1)))
-			k++;
-#endif
 	}
 	/* Subnormal: k is the fraction field (a carry to 2^mbits makes the
 	 * smallest normal, whose bits are the same). Normal: k holds the

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/fault.h"
+
 uint16_t cow__f16_from_f64(double x);
 uint16_t cow__bf16_from_f64(double x);
 
@@ -104,13 +106,8 @@ cow__f16_from_f32(float x)
 	    cow__f32_bits(0.5f);
 	/* Normal: rebias, then round the 13 dropped bits; a carry moves to
 	 * the next binade, and past 65504 to infinity (0x7c00). */
-#ifdef COW_FAULT_HALF_TIES_AWAY
-	/* Fault switch (tests/dtype's negative control): ties away. */
-	uint32_t normal = (a - ((127u - 15u) << 23) + 0x1000u) >> 13;
-#else
-	uint32_t normal =
-	    (a - ((127u - 15u) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13;
-#endif
+	uint32_t normal = COW__FAULT_POINT(f16_ties_to_even,
+	    (a - ((127u - 15u) << 23) + 0xfffu + ((a >> 13) & 1u)) >> 13);
 	/* A NaN is made quiet and keeps the top bits of its payload. */
 	uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
 	uint32_t r = cow__select32(a < (113u << 23), small, normal);
@@ -137,11 +134,8 @@ cow__bf16_from_f32(float x)
 	uint32_t b = cow__f32_bits(x);
 	/* Round the low 16 bits to nearest even; a carry reaches the
 	 * exponent (and past the largest finite value, infinity). */
-#ifdef COW_FAULT_HALF_TIES_AWAY
-	uint32_t r = (b + 0x8000u) >> 16;
-#else
-	uint32_t r = (b + 0x7fffu + ((b >> 16) & 1u)) >> 16;
-#endif
+	uint32_t r = COW__FAULT_POINT(bf16_ties_to_even,
+	    (b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 	/* A NaN: made quiet. */
 	uint32_t nan = (b >> 16) | 0x0040u;
 
