@@ -42,7 +42,7 @@ counters(const cow_allocator_t *a, unsigned first, unsigned n,
 		return;
 	}
 	for (unsigned i = 0; i < n; i++)
-		out[i] = cow__counter_load(&a->shared[first + i]);
+		out[i] = cow__atomic_load_relaxed(&a->shared[first + i]);
 }
 
 void *
@@ -75,12 +75,12 @@ alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 	/* The limit first: a refused request never reaches the back end (and
 	 * never maps, let alone touches, a page). */
 	if (!cow__budget_charge(&a->budget, nbytes)) {
-		cow__counter_add(&a->failures, 1);
+		cow__atomic_add_relaxed(&a->failures, 1);
 		cow__error(COW_ENOMEM, func,
 		    "allocator '%s' refused %zu bytes: over its limit of "
 		    "%llu bytes (%llu in use; cow_allocator_set_limit)",
 		    a->name, nbytes,
-		    (unsigned long long)cow__counter_load(&a->budget.limit),
+		    (unsigned long long)cow__atomic_load_relaxed(&a->budget.limit),
 		    (unsigned long long)cow__budget_used(&a->budget));
 		return NULL;
 	}
@@ -95,7 +95,7 @@ alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 	    alignment) : a->ops->alloc(a->state, nbytes, alignment);
 	if (p == NULL) {
 		cow__budget_uncharge(&a->budget, nbytes);
-		cow__counter_add(&a->failures, 1);
+		cow__atomic_add_relaxed(&a->failures, 1);
 		cow__error(COW_ENOMEM, func,
 		    "allocator '%s' could not allocate %zu bytes", a->name,
 		    nbytes);
@@ -191,7 +191,7 @@ cow_allocator_stats(const cow_allocator_t *allocator, cow_alloc_stats_t *out)
 	counters(allocator, COW__ALLOC_ALLOCS, 2, allocated);
 	out->frees = freed[0];
 	out->allocs = allocated[0];
-	out->failures = cow__counter_load(&allocator->failures);
+	out->failures = cow__atomic_load_relaxed(&allocator->failures);
 	out->total_bytes = allocated[1];
 	out->live_allocs = allocated[0] - freed[0];
 	out->live_bytes = allocated[1] - freed[1];
@@ -235,7 +235,7 @@ cow_allocator_limit(const cow_allocator_t *allocator)
 
 	if (allocator == NULL)
 		return 0;
-	limit = cow__counter_load(&allocator->budget.limit);
+	limit = cow__atomic_load_relaxed(&allocator->budget.limit);
 	return limit >= (uint64_t)SIZE_MAX ? COW_ALLOCATOR_NO_LIMIT :
 	    (size_t)limit;
 }

@@ -38,8 +38,8 @@ struct cow_allocator_s {
 	 */
 	bool tc_ok;        /* Read-only after init. */
 	unsigned tc_first; /* Read-only after init. */
-	uint64_t shared[4]; /* Synchronization: atomic (relaxed). */
-	uint64_t failures;  /* Synchronization: atomic (relaxed). */
+	cow__atomic_u64_t shared[4]; /* Synchronization: atomic (relaxed). */
+	cow__atomic_u64_t failures;  /* Synchronization: atomic (relaxed). */
 	/* The byte limit (alloc/budget.h); self-synchronised. */
 	cow__budget_t budget;
 };
@@ -75,8 +75,8 @@ cow__alloc_count(cow_allocator_t *a, enum cow__alloc_counter what,
 		cow__tc_add_to(b, a->tc_first + what, 1);
 		cow__tc_add_to(b, a->tc_first + what + 1, nbytes);
 	} else {
-		cow__counter_add(&a->shared[what], 1);
-		cow__counter_add(&a->shared[what + 1], nbytes);
+		cow__atomic_add_relaxed(&a->shared[what], 1);
+		cow__atomic_add_relaxed(&a->shared[what + 1], nbytes);
 	}
 }
 

@@ -27,7 +27,7 @@ static void
 budget_return(cow__budget_t *b, uint64_t n)
 {
 	/* Adding the two's complement subtracts. */
-	cow__counter_add(&b->used, (uint64_t)0 - n);
+	cow__atomic_add_relaxed(&b->used, (uint64_t)0 - n);
 }
 
 /* Thread exit: give every slot's credit back to its owner. */
@@ -58,9 +58,9 @@ budget_key_init(void)
 void
 cow__budget_init(cow__budget_t *b, uint64_t limit, int slot)
 {
-	cow__counter_store(&b->limit, limit);
-	cow__counter_store(&b->epoch, 0);
-	cow__counter_store(&b->used, 0);
+	cow__atomic_store_relaxed(&b->limit, limit);
+	cow__atomic_store_relaxed(&b->epoch, 0);
+	cow__atomic_store_relaxed(&b->used, 0);
 	b->slot = slot;
 	if (slot >= 0 && slot < COW__BUDGET_SLOTS)
 		budget_owner[slot] = b;
@@ -76,31 +76,31 @@ cow__budget_init(cow__budget_t *b, uint64_t limit, int slot)
 static uint64_t
 budget_take(cow__budget_t *b, uint64_t need, uint64_t want)
 {
-	uint64_t used = cow__counter_load(&b->used);
+	uint64_t used = cow__atomic_load_relaxed(&b->used);
 
 	for (;;) {
-		uint64_t limit = cow__counter_load(&b->limit);
+		uint64_t limit = cow__atomic_load_relaxed(&b->limit);
 		uint64_t room = used < limit ? limit - used : 0;
 		uint64_t take = want <= room ? want : room;
 
 		if (take < need)
 			return 0;
-		if (cow__counter_cas(&b->used, used, used + take))
+		if (cow__atomic_cas_relaxed(&b->used, used, used + take))
 			return take;
-		used = cow__counter_load(&b->used);
+		used = cow__atomic_load_relaxed(&b->used);
 	}
 }
 
 void
 cow__budget_set_limit(cow__budget_t *b, uint64_t limit)
 {
-	cow__counter_store(&b->limit, limit);
+	cow__atomic_store_relaxed(&b->limit, limit);
 	/* After the limit, with release: a thread that sees the new epoch
-	 * (cow__counter_load_acquire in the slow path) sees the new limit.
+	 * (cow__atomic_load_acquire in the slow path) sees the new limit.
 	 * Relaxed, a weakly ordered machine could show the epoch and the
 	 * old limit: credit drawn under the old limit would carry the new
 	 * epoch (the weak-memory control (k), docs/interleave.md). */
-	COW__FAULT_POINT(epoch_publish, cow__counter_add_release(&b->epoch, 1));
+	COW__FAULT_POINT(epoch_publish, cow__atomic_add_release(&b->epoch, 1));
 }
 
 bool
@@ -112,7 +112,7 @@ cow__budget_charge_slow(cow__budget_t *b, size_t n)
 		return budget_take(b, n, n) != 0 || n == 0;
 	credit = &cow__budget_credit[b->slot];
 	epoch = COW__FAULT_POINT(epoch_read,
-	    cow__counter_load_acquire(&b->epoch));
+	    cow__atomic_load_acquire(&b->epoch));
 	if (cow__budget_credit_epoch[b->slot] != epoch) {
 		/* Drawn under an earlier limit: give it back, and charge
 		 * against the limit of now. */
@@ -164,7 +164,7 @@ cow__budget_uncharge_slow(cow__budget_t *b, size_t n)
 uint64_t
 cow__budget_used(const cow__budget_t *b)
 {
-	return cow__counter_load(&b->used);
+	return cow__atomic_load_relaxed(&b->used);
 }
 
 uint64_t

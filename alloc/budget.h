@@ -53,13 +53,13 @@ enum { COW__BUDGET_SLOT_SYSTEM, COW__BUDGET_SLOT_JEMALLOC, COW__BUDGET_SLOTS };
 #define COW__BUDGET_NO_LIMIT UINT64_MAX
 
 typedef struct cow__budget {
-	uint64_t limit; /* Synchronization: atomic. NO_LIMIT: none. */
-	/* Bumped after every change of limit. Synchronization: atomic. */
-	uint64_t epoch;
+	cow__atomic_u64_t limit; /* NO_LIMIT: none. */
+	/* Bumped after every change of limit, with release. */
+	cow__atomic_u64_t epoch;
 	int slot;       /* Read-only after init: credit slot or NO_SLOT. */
 	/* Keeps `used` off the cache line of the fields above. */
 	char pad0[64];
-	uint64_t used;  /* Synchronization: atomic. Charged bytes. */
+	cow__atomic_u64_t used; /* Charged bytes. */
 	char pad1[64];
 } cow__budget_t;
 
@@ -90,7 +90,7 @@ cow__budget_charge(cow__budget_t *b, size_t n)
 	if (b->slot != COW__BUDGET_NO_SLOT && n <= COW__BUDGET_SMALL &&
 	    cow__budget_credit[b->slot] >= n &&
 	    cow__budget_credit_epoch[b->slot] ==
-	    cow__counter_load_relaxed(&b->epoch)) {
+	    cow__atomic_load_relaxed_fast(&b->epoch)) {
 		cow__budget_credit[b->slot] -= n;
 		return true;
 	}

@@ -16,13 +16,13 @@ struct fault_state {
 	cow_allocator_t *inner; /* Read-only after init. */
 	/* Synchronization: atomic. Arming writes mode last; allocations read
 	 * it first. */
-	uint64_t mode;
-	uint64_t nth;       /* fail the nth allocation after arming */
-	uint64_t threshold; /* RANDOM: fail when hash < threshold */
-	uint64_t always;    /* RANDOM: probability 1 */
-	uint64_t seed;
-	uint64_t calls;     /* allocations since arming */
-	uint64_t injected;  /* failures injected since creation */
+	cow__atomic_u64_t mode;
+	cow__atomic_u64_t nth;       /* fail the nth allocation after arming */
+	cow__atomic_u64_t threshold; /* RANDOM: fail when hash < threshold */
+	cow__atomic_u64_t always;    /* RANDOM: probability 1 */
+	cow__atomic_u64_t seed;
+	cow__atomic_u64_t calls;     /* allocations since arming */
+	cow__atomic_u64_t injected;  /* failures injected since creation */
 };
 
 /* splitmix64 finaliser: a pure function of its input. */
@@ -38,18 +38,18 @@ mix64(uint64_t x)
 static bool
 fault_should_fail(struct fault_state *f)
 {
-	uint64_t mode = cow__counter_load(&f->mode);
+	uint64_t mode = cow__atomic_load_relaxed(&f->mode);
 	uint64_t k;
 
 	if (mode == FAULT_OFF)
 		return false;
-	k = cow__counter_fetch_add(&f->calls, 1) + 1;
+	k = cow__atomic_fetch_add_relaxed(&f->calls, 1) + 1;
 	if (mode == FAULT_NTH)
-		return k == cow__counter_load(&f->nth);
-	if (cow__counter_load(&f->always))
+		return k == cow__atomic_load_relaxed(&f->nth);
+	if (cow__atomic_load_relaxed(&f->always))
 		return true;
-	return mix64(cow__counter_load(&f->seed) ^ (k * 0x2545f4914f6cdd1dULL)) <
-	    cow__counter_load(&f->threshold);
+	return mix64(cow__atomic_load_relaxed(&f->seed) ^ (k * 0x2545f4914f6cdd1dULL)) <
+	    cow__atomic_load_relaxed(&f->threshold);
 }
 
 static void *
@@ -58,7 +58,7 @@ fault_alloc(void *state, size_t nbytes, size_t alignment)
 	struct fault_state *f = state;
 
 	if (fault_should_fail(f)) {
-		cow__counter_add(&f->injected, 1);
+		cow__atomic_add_relaxed(&f->injected, 1);
 		return NULL;
 	}
 	return f->inner->ops->alloc(f->inner->state, nbytes, alignment);
@@ -70,7 +70,7 @@ fault_alloc_zeroed(void *state, size_t nbytes, size_t alignment)
 	struct fault_state *f = state;
 
 	if (fault_should_fail(f)) {
-		cow__counter_add(&f->injected, 1);
+		cow__atomic_add_relaxed(&f->injected, 1);
 		return NULL;
 	}
 	return cow__ops_alloc_zeroed(f->inner->ops, f->inner->state, nbytes,
@@ -133,11 +133,11 @@ cow_allocator_fault_fail_nth(cow_allocator_t *allocator, uint64_t n)
 
 	if (st != COW_OK)
 		return st;
-	cow__counter_store(&f->mode, FAULT_OFF);
-	cow__counter_store(&f->calls, 0);
-	cow__counter_store(&f->nth, n);
+	cow__atomic_store_relaxed(&f->mode, FAULT_OFF);
+	cow__atomic_store_relaxed(&f->calls, 0);
+	cow__atomic_store_relaxed(&f->nth, n);
 	if (n != 0)
-		cow__counter_store(&f->mode, FAULT_NTH);
+		cow__atomic_store_relaxed(&f->mode, FAULT_NTH);
 	return COW_OK;
 }
 
@@ -153,15 +153,15 @@ cow_allocator_fault_fail_random(cow_allocator_t *allocator,
 	if (!(probability >= 0.0 && probability <= 1.0))
 		return cow__error(COW_EINVAL, __func__,
 		    "probability %g is not in [0, 1]", probability);
-	cow__counter_store(&f->mode, FAULT_OFF);
-	cow__counter_store(&f->calls, 0);
-	cow__counter_store(&f->seed, seed);
-	cow__counter_store(&f->always, probability >= 1.0);
+	cow__atomic_store_relaxed(&f->mode, FAULT_OFF);
+	cow__atomic_store_relaxed(&f->calls, 0);
+	cow__atomic_store_relaxed(&f->seed, seed);
+	cow__atomic_store_relaxed(&f->always, probability >= 1.0);
 	/* 2^64 * p; p < 1 here, so the product fits. */
-	cow__counter_store(&f->threshold,
+	cow__atomic_store_relaxed(&f->threshold,
 	    probability >= 1.0 ? UINT64_MAX :
 	    (uint64_t)ldexp(probability, 64));
-	cow__counter_store(&f->mode, FAULT_RANDOM);
+	cow__atomic_store_relaxed(&f->mode, FAULT_RANDOM);
 	return COW_OK;
 }
 
@@ -173,7 +173,7 @@ cow_allocator_fault_disarm(cow_allocator_t *allocator)
 
 	if (st != COW_OK)
 		return st;
-	cow__counter_store(&f->mode, FAULT_OFF);
+	cow__atomic_store_relaxed(&f->mode, FAULT_OFF);
 	return COW_OK;
 }
 
@@ -182,6 +182,6 @@ cow_allocator_fault_injected(const cow_allocator_t *allocator)
 {
 	if (allocator == NULL || allocator->ops != &cow__fault_ops)
 		return 0;
-	return cow__counter_load(
+	return cow__atomic_load_relaxed(
 	    &((struct fault_state *)allocator->state)->injected);
 }

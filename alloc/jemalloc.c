@@ -62,8 +62,8 @@ static size_t jemalloc_page = 4096; /* Read-only after init. */
 static bool jemalloc_ready;     /* Read-only after init. */
 static pthread_once_t jemalloc_once = PTHREAD_ONCE_INIT;
 /* Synchronization: atomic (relaxed). */
-static uint64_t jemalloc_retain_limit;
-static uint64_t jemalloc_freed_since_check;
+static cow__atomic_u64_t jemalloc_retain_limit;
+static cow__atomic_u64_t jemalloc_freed_since_check;
 
 static bool jemalloc_thp;       /* Read-only after init. */
 
@@ -143,14 +143,14 @@ static cow_status_t
 jemalloc_set_retain_limit(cow_allocator_t *self, size_t bytes)
 {
 	(void)self;
-	cow__counter_store(&jemalloc_retain_limit, bytes);
+	cow__atomic_store_relaxed(&jemalloc_retain_limit, bytes);
 	return COW_OK;
 }
 
 static size_t
 jemalloc_get_retain_limit(cow_allocator_t *self)
 {
-	uint64_t limit = cow__counter_load(&jemalloc_retain_limit);
+	uint64_t limit = cow__atomic_load_relaxed(&jemalloc_retain_limit);
 
 	(void)self;
 	return limit >= (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)limit;
@@ -172,14 +172,14 @@ jemalloc_default_retain_limit(void)
 static void
 jemalloc_after_free(size_t nbytes)
 {
-	uint64_t limit = cow__counter_load(&jemalloc_retain_limit);
-	uint64_t freed = cow__counter_fetch_add(&jemalloc_freed_since_check,
+	uint64_t limit = cow__atomic_load_relaxed(&jemalloc_retain_limit);
+	uint64_t freed = cow__atomic_fetch_add_relaxed(&jemalloc_freed_since_check,
 	    nbytes) + nbytes;
 
 	if (freed < limit / 4)
 		return;
 	/* One thread wins the check; the others carry on. */
-	if (!cow__counter_cas(&jemalloc_freed_since_check, freed, 0))
+	if (!cow__atomic_cas_relaxed(&jemalloc_freed_since_check, freed, 0))
 		return;
 	if (jemalloc_retained(NULL) > limit)
 		jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0);
@@ -291,10 +291,10 @@ jemalloc_init(void)
 	    sizeof decay);
 	jemalloc_arena_ctl("muzzy_decay_ms", NULL, NULL, &decay,
 	    sizeof decay);
-	jemalloc_retain_limit = jemalloc_default_retain_limit();
-	if (env != NULL && *env != '\0')
-		jemalloc_retain_limit =
-		    (uint64_t)strtoull(env, NULL, 10) << 20;
+	cow__atomic_store_relaxed(&jemalloc_retain_limit,
+	    env != NULL && *env != '\0' ?
+	    (uint64_t)strtoull(env, NULL, 10) << 20 :
+	    jemalloc_default_retain_limit());
 	jemalloc_thp = thp == NULL || strcmp(thp, "0") != 0;
 	cow__allocator_init(&jemalloc_allocator, &jemalloc_ops, NULL,
 	    "jemalloc", true, cow__budget_default_limit(),

@@ -231,15 +231,27 @@ cow__pin_load(const cow__refcount_t *ref)
 }
 
 /* ------------------------------------------------------------------ */
-/* Pointer publication.                                                */
+/* Pointer publication. A pointer that threads share without a lock has
+ * the type cow__atomic_ptr_t: only cow__ptr_* read or write it.        */
+
+typedef struct cow__atomic_ptr {
+	void *value;
+} cow__atomic_ptr_t;
+
+/* Before the object holding @slot is shared: a plain store. */
+static inline void
+cow__ptr_init(cow__atomic_ptr_t *slot, void *value)
+{
+	slot->value = value;
+}
 
 static inline void *
-cow__ptr_load(const void *slot)
+cow__ptr_load(const cow__atomic_ptr_t *slot)
 {
 	void *p;
 
 	COW__SCHED(COW__SCHED_PTR_LOAD, slot, COW__MO_RELAXED);
-	p = ck_pr_md_load_ptr(slot);
+	p = ck_pr_md_load_ptr(&slot->value);
 	/* Acquire: the pointee was initialised before it was published. */
 	cow__fence_acquire(slot);
 	COW__TSAN_ACQUIRE(slot);
@@ -247,26 +259,26 @@ cow__ptr_load(const void *slot)
 }
 
 static inline void
-cow__ptr_store(void *slot, void *value)
+cow__ptr_store(cow__atomic_ptr_t *slot, void *value)
 {
 	COW__TSAN_RELEASE(slot);
 	/* Release: initialise the pointee before others can see it. */
 	cow__fence_release(slot);
 	COW__SCHED(COW__SCHED_PTR_STORE, slot, COW__MO_RELAXED);
-	ck_pr_md_store_ptr(slot, value);
+	ck_pr_md_store_ptr(&slot->value, value);
 }
 
 /* Install @value if *slot is NULL. Returns the winner: @value or the pointer
  * another thread installed first. */
 static inline void *
-cow__ptr_install(void *slot, void *value)
+cow__ptr_install(cow__atomic_ptr_t *slot, void *value)
 {
 	void *seen;
 
 	COW__TSAN_RELEASE(slot);
 	COW__FAULT_POINT(install_release, cow__fence_release(slot));
 	COW__SCHED(COW__SCHED_PTR_INSTALL, slot, COW__MO_RELAXED);
-	if (ck_pr_cas_ptr_value(slot, NULL, value, &seen))
+	if (ck_pr_cas_ptr_value(&slot->value, NULL, value, &seen))
 		return value;
 	/* Lost: acquire what the winner published. */
 	cow__fence_acquire(slot);
@@ -275,108 +287,127 @@ cow__ptr_install(void *slot, void *value)
 }
 
 /* ------------------------------------------------------------------ */
-/* Counters that are not synchronisation (statistics): relaxed.       */
+/* Atomic words. A 64-bit field that threads share without a lock has the
+ * type cow__atomic_u64_t: only the accessors below read or write it, and
+ * each one names its memory order. Relaxed accesses order nothing: they
+ * serve values whose readers need no other memory (statistics, modes,
+ * generations, the warn-once flag, the budget's charged bytes).       */
 
-static inline void
-cow__counter_add(uint64_t *counter, uint64_t n)
-{
-	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
-	ck_pr_add_64(counter, n);
-}
-
-static inline uint64_t
-cow__counter_load(const uint64_t *counter)
-{
-	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_RELAXED);
-	return ck_pr_load_64(counter);
-}
-
-static inline void
-cow__counter_store(uint64_t *counter, uint64_t v)
-{
-	COW__SCHED(COW__SCHED_COUNTER_STORE, counter, COW__MO_RELAXED);
-	ck_pr_store_64(counter, v);
-}
+typedef struct cow__atomic_u64 {
+	uint64_t value;
+} cow__atomic_u64_t;
 
 static inline uint64_t
-cow__counter_fetch_add(uint64_t *counter, uint64_t n)
+cow__atomic_load_relaxed(const cow__atomic_u64_t *w)
 {
-	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
-	return ck_pr_faa_64(counter, n);
+	COW__SCHED(COW__SCHED_COUNTER_LOAD, w, COW__MO_RELAXED);
+	return ck_pr_load_64(&w->value);
 }
 
+static inline void
+cow__atomic_store_relaxed(cow__atomic_u64_t *w, uint64_t v)
+{
+	COW__SCHED(COW__SCHED_COUNTER_STORE, w, COW__MO_RELAXED);
+	ck_pr_store_64(&w->value, v);
+}
+
+static inline void
+cow__atomic_add_relaxed(cow__atomic_u64_t *w, uint64_t n)
+{
+	COW__SCHED(COW__SCHED_COUNTER_RMW, w, COW__MO_RELAXED);
+	ck_pr_add_64(&w->value, n);
+}
+
+/* The value before the add. */
+static inline uint64_t
+cow__atomic_fetch_add_relaxed(cow__atomic_u64_t *w, uint64_t n)
+{
+	COW__SCHED(COW__SCHED_COUNTER_RMW, w, COW__MO_RELAXED);
+	return ck_pr_faa_64(&w->value, n);
+}
+
+/* True when *@w held @old and now holds @new_value. */
 static inline bool
-cow__counter_cas(uint64_t *counter, uint64_t old, uint64_t new_value)
+cow__atomic_cas_relaxed(cow__atomic_u64_t *w, uint64_t old,
+    uint64_t new_value)
 {
-	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
-	return ck_pr_cas_64(counter, old, new_value);
+	COW__SCHED(COW__SCHED_COUNTER_RMW, w, COW__MO_RELAXED);
+	return ck_pr_cas_64(&w->value, old, new_value);
 }
 
-/* A counter that publishes what its writer did before: a release fence,
- * then a relaxed add. Pairs with cow__counter_load_acquire. */
+/* Publishes what the writer did before: a release fence, then a relaxed
+ * add. Pairs with cow__atomic_load_acquire. */
 static inline void
-cow__counter_add_release(uint64_t *counter, uint64_t n)
+cow__atomic_add_release(cow__atomic_u64_t *w, uint64_t n)
 {
-	COW__TSAN_RELEASE(counter);
-	cow__fence_release(counter);
-	COW__SCHED(COW__SCHED_COUNTER_RMW, counter, COW__MO_RELAXED);
-	ck_pr_add_64(counter, n);
+	COW__TSAN_RELEASE(w);
+	cow__fence_release(w);
+	COW__SCHED(COW__SCHED_COUNTER_RMW, w, COW__MO_RELAXED);
+	ck_pr_add_64(&w->value, n);
 }
 
 /* A relaxed load, then an acquire fence: a reader that sees an add of
- * cow__counter_add_release sees what its writer did before it. */
+ * cow__atomic_add_release sees what its writer did before it. */
 static inline uint64_t
-cow__counter_load_acquire(const uint64_t *counter)
+cow__atomic_load_acquire(const cow__atomic_u64_t *w)
 {
 	uint64_t v;
 
-	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_RELAXED);
-	v = ck_pr_load_64(counter);
-	cow__fence_acquire(counter);
-	COW__TSAN_ACQUIRE(counter);
+	COW__SCHED(COW__SCHED_COUNTER_LOAD, w, COW__MO_RELAXED);
+	v = ck_pr_load_64(&w->value);
+	cow__fence_acquire(w);
+	COW__TSAN_ACQUIRE(w);
 	return v;
 }
 
-/* A word that changes rarely and is read on a fast path (a budget's epoch,
- * alloc/budget.h): a relaxed load, and no scheduling point of the
+/* A relaxed load of a word that changes rarely and is read on a fast path
+ * (a budget's epoch, alloc/budget.h), and no scheduling point of the
  * sequentially consistent checker (COW__SCHED_EPOCH_LOAD passes through),
  * so that the path stays free of shared writes and of checker steps. A
  * reader ordered after the write by other means (the caller's
  * synchronisation) sees it. */
 static inline uint64_t
-cow__counter_load_relaxed(const uint64_t *counter)
+cow__atomic_load_relaxed_fast(const cow__atomic_u64_t *w)
 {
-	COW__SCHED(COW__SCHED_EPOCH_LOAD, counter, COW__MO_RELAXED);
-	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+	COW__SCHED(COW__SCHED_EPOCH_LOAD, w, COW__MO_RELAXED);
+	return __atomic_load_n(&w->value, __ATOMIC_RELAXED);
 }
 
-/* A counter that only the calling thread writes (core/tcounter.h): a plain
- * load, add and store, no locked instruction. Other threads read it with
- * cow__counter_load_local. The store releases and the load acquires (plain
- * moves on x86), so a reader that sees a count also sees every count the
- * writer had seen before it (a free is counted after its allocation).
- * Compiler atomics, which TSan sees. */
+/* ------------------------------------------------------------------ */
+/* Words with one writer (the per-thread statistics of core/tcounter.h):
+ * only the owning thread adds, with a plain load, add and store and no
+ * locked instruction; any thread reads. The store releases and the load
+ * acquires (plain moves on x86), so a reader that sees a count also sees
+ * every count the writer had seen before it (a free is counted after its
+ * allocation). Compiler atomics, which TSan sees.                      */
+
+typedef struct cow__owned_u64 {
+	uint64_t value;
+} cow__owned_u64_t;
+
 static inline void
-cow__counter_add_local(uint64_t *counter, uint64_t n)
+cow__owned_add_release(cow__owned_u64_t *w, uint64_t n)
 {
 	/* The owner's own load (relaxed), then the store (release). */
-	COW__SCHED(COW__SCHED_COUNTER_STORE, counter, COW__MO_RELEASE);
-	__atomic_store_n(counter, __atomic_load_n(counter, __ATOMIC_RELAXED) + n,
-	    __ATOMIC_RELEASE);
+	COW__SCHED(COW__SCHED_COUNTER_STORE, w, COW__MO_RELEASE);
+	__atomic_store_n(&w->value,
+	    __atomic_load_n(&w->value, __ATOMIC_RELAXED) + n, __ATOMIC_RELEASE);
 }
 
 static inline uint64_t
-cow__counter_load_local(const uint64_t *counter)
+cow__owned_load_acquire(const cow__owned_u64_t *w)
 {
-	COW__SCHED(COW__SCHED_COUNTER_LOAD, counter, COW__MO_ACQUIRE);
-	return __atomic_load_n(counter, __ATOMIC_ACQUIRE);
+	COW__SCHED(COW__SCHED_COUNTER_LOAD, w, COW__MO_ACQUIRE);
+	return __atomic_load_n(&w->value, __ATOMIC_ACQUIRE);
 }
 
+/* Any thread, when the owner cannot be adding (a slot nobody counts in
+ * any more, core/tcounter.c). */
 static inline void
-cow__counter_store_local(uint64_t *counter, uint64_t v)
+cow__owned_store_relaxed(cow__owned_u64_t *w, uint64_t v)
 {
-	COW__SCHED(COW__SCHED_COUNTER_STORE, counter, COW__MO_RELAXED);
-	__atomic_store_n(counter, v, __ATOMIC_RELAXED);
+	COW__SCHED(COW__SCHED_COUNTER_STORE, w, COW__MO_RELAXED);
+	__atomic_store_n(&w->value, v, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------ */

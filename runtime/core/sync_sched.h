@@ -46,7 +46,7 @@ enum cow__sched_op {
 	COW__SCHED_PTR_LOAD,
 	COW__SCHED_PTR_STORE,
 	COW__SCHED_PTR_INSTALL,
-	/* cow__counter_* (a load, a store, a read-modify-write): scheduling
+	/* cow__atomic_* and cow__owned_* (a load, a store, a read-modify-write): scheduling
 	 * points only in scenarios where a counter carries synchronisation
 	 * (the warn-once claim); statistics commute with everything a test
 	 * thread does. */
@@ -81,7 +81,7 @@ cow__sched_is_point(enum cow__sched_op op)
 	    op != COW__SCHED_LOCK_INIT;
 }
 
-/* Is @op a cow__counter_* operation? */
+/* Is @op a cow__atomic_* and cow__owned_* operation? */
 static inline int
 cow__sched_is_counter(enum cow__sched_op op)
 {

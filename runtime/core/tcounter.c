@@ -11,7 +11,7 @@
 
 _Thread_local struct cow__tc_block *cow__tc_mine;
 
-uint64_t cow__tc_orphan[COW__TC_SLOTS];
+cow__atomic_u64_t cow__tc_orphan[COW__TC_SLOTS];
 
 /* The live blocks and the slot ranges in use. */
 static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,9 +31,12 @@ tc_thread_exit(void *arg)
 
 	pthread_mutex_lock(&tc_lock);
 	COW__FAULT_POINT(fold_at_exit,
-	    for (unsigned i = 0; i < COW__TC_SLOTS; i++)
-		if (b->v[i] != 0)
-			cow__counter_add(&cow__tc_orphan[i], b->v[i]));
+	    for (unsigned i = 0; i < COW__TC_SLOTS; i++) {
+		uint64_t v = cow__owned_load_acquire(&b->v[i]);
+
+		if (v != 0)
+			cow__atomic_add_relaxed(&cow__tc_orphan[i], v);
+	    });
 	if (b->prev != NULL)
 		b->prev->next = b->next;
 	else
@@ -94,10 +97,10 @@ cow__tc_sum(unsigned first, unsigned n, uint64_t *out)
 {
 	pthread_mutex_lock(&tc_lock);
 	for (unsigned i = 0; i < n; i++)
-		out[i] = cow__counter_load(&cow__tc_orphan[first + i]);
+		out[i] = cow__atomic_load_relaxed(&cow__tc_orphan[first + i]);
 	for (struct cow__tc_block *b = tc_live; b != NULL; b = b->next)
 		for (unsigned i = 0; i < n; i++)
-			out[i] += cow__counter_load_local(&b->v[first + i]);
+			out[i] += cow__owned_load_acquire(&b->v[first + i]);
 	pthread_mutex_unlock(&tc_lock);
 }
 
@@ -128,10 +131,10 @@ cow__tc_slots_put(unsigned first, unsigned n)
 {
 	pthread_mutex_lock(&tc_lock);
 	for (unsigned i = first; i < first + n; i++) {
-		cow__counter_store(&cow__tc_orphan[i], 0);
+		cow__atomic_store_relaxed(&cow__tc_orphan[i], 0);
 		for (struct cow__tc_block *b = tc_live; b != NULL;
 		    b = b->next)
-			cow__counter_store_local(&b->v[i], 0);
+			cow__owned_store_relaxed(&b->v[i], 0);
 		tc_used[i] = 0;
 	}
 	pthread_mutex_unlock(&tc_lock);

@@ -4,7 +4,7 @@
  *
  * Every thread that counts gets a block of COW__TC_SLOTS counters (on its
  * first add). A thread adds only to its own block, with a plain
- * read-modify-write (cow__counter_add_local). A read sums the slot over
+ * read-modify-write (cow__owned_add_release). A read sums the slot over
  * every live thread's block plus what exited threads left behind: a block
  * is folded into the shared totals when its thread exits, so a thread's
  * counts survive it. Reads take a mutex; adds never do.
@@ -35,8 +35,7 @@
 #define COW__TC_STATS_COUNT 8
 
 struct cow__tc_block {
-	uint64_t v[COW__TC_SLOTS]; /* Synchronization: written only by the
-	                              owning thread; read atomically. */
+	cow__owned_u64_t v[COW__TC_SLOTS]; /* written only by the owner */
 	struct cow__tc_block *next, *prev; /* the live list; its mutex */
 } __attribute__((aligned(64)));
 
@@ -48,7 +47,7 @@ struct cow__tc_block *cow__tc_block_slow(void);
 
 /* Counts that belong to no live thread: exited threads', and adds made
  * while a thread had no block. Synchronization: atomic adds. */
-extern uint64_t cow__tc_orphan[COW__TC_SLOTS];
+extern cow__atomic_u64_t cow__tc_orphan[COW__TC_SLOTS];
 
 /* The calling thread's block (NULL: count with cow__tc_add_shared). */
 static inline struct cow__tc_block *
@@ -65,9 +64,9 @@ static inline void
 cow__tc_add_to(struct cow__tc_block *b, unsigned slot, uint64_t n)
 {
 	if (__builtin_expect(b != NULL, 1))
-		cow__counter_add_local(&b->v[slot], n);
+		cow__owned_add_release(&b->v[slot], n);
 	else
-		cow__counter_add(&cow__tc_orphan[slot], n);
+		cow__atomic_add_relaxed(&cow__tc_orphan[slot], n);
 }
 
 /* Add @n to slot @slot of the calling thread's counters. */

@@ -13,7 +13,7 @@ cow__shadow_new(cow_allocator_t *alloc, uint64_t generation, const char *func)
 	if (sh == NULL)
 		return NULL;
 	cow__ref_init(&sh->refs, 1);
-	cow__counter_store(&sh->generation, generation);
+	cow__atomic_store_relaxed(&sh->generation, generation);
 	sh->alloc = alloc;
 	return sh;
 }

@@ -35,10 +35,10 @@ typedef struct cow__shadow {
 	/* Tensors holding it, plus the storage for its default shadow.
 	 * Synchronization: atomic (cow__ref_*). */
 	cow__refcount_t refs;
-	/* Synchronization: atomic, relaxed (cow__counter_*): it publishes
+	/* Synchronization: atomic, relaxed (cow__atomic_*): it publishes
 	 * nothing. Written only by writes through the storage it shadows,
 	 * which the user serialises against every other use of it. */
-	uint64_t generation;
+	cow__atomic_u64_t generation;
 	cow_allocator_t *alloc; /* Read-only after init. */
 } cow__shadow_t;
 
@@ -56,13 +56,13 @@ void cow__shadow_release(cow__shadow_t *sh);
 static inline uint64_t
 cow__shadow_generation(const cow__shadow_t *sh)
 {
-	return cow__counter_load(&sh->generation);
+	return cow__atomic_load_relaxed(&sh->generation);
 }
 
 static inline void
 cow__shadow_generation_set(cow__shadow_t *sh, uint64_t generation)
 {
-	cow__counter_store(&sh->generation, generation);
+	cow__atomic_store_relaxed(&sh->generation, generation);
 }
 
 /*
@@ -88,22 +88,22 @@ cow__shadow_t *cow__storage_default_shadow_install(cow_storage_t *s,
 static inline uint64_t
 cow__storage_generation(const cow_storage_t *s)
 {
-	return cow__counter_load(&s->generation);
+	return cow__atomic_load_relaxed(&s->generation);
 }
 
 /* One more write through the storage: returns the new generation. */
 static inline uint64_t
 cow__storage_generation_bump(cow_storage_t *s)
 {
-	return cow__counter_fetch_add(&s->generation, 1) + 1;
+	return cow__atomic_fetch_add_relaxed(&s->generation, 1) + 1;
 }
 
 /* True for the first caller only (the warn-once policy's claim). */
 static inline bool
 cow__storage_warn_claim(cow_storage_t *s)
 {
-	return cow__counter_load(&s->warned) == 0 &&
-	    cow__counter_cas(&s->warned, 0, 1);
+	return cow__atomic_load_relaxed(&s->warned) == 0 &&
+	    cow__atomic_cas_relaxed(&s->warned, 0, 1);
 }
 
 #endif

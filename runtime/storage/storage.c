@@ -49,14 +49,14 @@ storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	cow__ref_init(&s->refs, 1);
 	s->flags = flags;
 	cow__ref_init(&s->pins, storage_life_pins(s));
-	s->ctx = NULL;
+	cow__ptr_init(&s->ctx, NULL);
 	s->data = buf->nbytes > 0 ? buf->data : NULL; /* storage.h: 0 bytes, NULL */
 	s->nbytes = buf->nbytes;
 	s->buf = *buf;
 	s->alloc = alloc;
-	s->shadow = NULL;
-	cow__counter_store(&s->generation, 0);
-	cow__counter_store(&s->warned, 0);
+	cow__ptr_init(&s->shadow, NULL);
+	cow__atomic_store_relaxed(&s->generation, 0);
+	cow__atomic_store_relaxed(&s->warned, 0);
 	*out = s;
 	return COW_OK;
 }
@@ -412,7 +412,7 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	cow__ref_init(&dst->pins, 0);
 	dst->flags = 0; /* neither pinned nor home: the memory's rules are
 	                   its buffer's, in the context */
-	dst->ctx = ctx;
+	cow__ptr_init(&dst->ctx, ctx);
 	/* src->data is ctx->buf.data (only a write to src, never concurrent
 	 * with this read of it, changes it): reading it here leaves the
 	 * context's cache line to the increment below. */
@@ -421,9 +421,9 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	dst->buf = (cow__buffer_t){0};
 	dst->alloc = src->alloc;
 	/* A real lazy copy: a new physical storage, never shadowed yet. */
-	dst->shadow = NULL;
-	cow__counter_store(&dst->generation, 0);
-	cow__counter_store(&dst->warned, 0);
+	cow__ptr_init(&dst->shadow, NULL);
+	cow__atomic_store_relaxed(&dst->generation, 0);
+	cow__atomic_store_relaxed(&dst->warned, 0);
 	cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 	/* Last, so that threads cloning one source touch its context's line
 	 * once each, as briefly as possible (src holds a share meanwhile, so

@@ -41,7 +41,7 @@ struct cow_storage_s {
 	 * clones may race); cleared by materialisation (a write, which the
 	 * user serialises against every other use of this storage).
 	 */
-	cow__ctx_t *ctx;
+	cow__atomic_ptr_t ctx; /* cow__ctx_t * */
 	/* The bytes: ctx->buf.data while COW, else buf.data. Changed only by
 	 * materialisation (a write). */
 	void *data;
@@ -52,19 +52,19 @@ struct cow_storage_s {
 	 * installed by compare-and-swap (simulated copies are reads and may
 	 * race); freed with the storage.
 	 */
-	struct cow__shadow *shadow;
+	cow__atomic_ptr_t shadow; /* struct cow__shadow * */
 	size_t nbytes;          /* Read-only after init. */
 	cow__buffer_t buf;      /* Owned data while ctx is NULL. */
 	cow_allocator_t *alloc; /* Read-only: metadata and copies. */
 	/*
 	 * Physical generation: writes through any shadow since the default
 	 * shadow exists (storage/shadow.h). Synchronization: atomic, relaxed
-	 * (cow__counter_*); bumped only by writes.
+	 * (cow__atomic_*); bumped only by writes.
 	 */
-	uint64_t generation;
+	cow__atomic_u64_t generation;
 	/* Non-zero once an aliasing warning was reported for this storage
 	 * (warn-once policy). Synchronization: atomic (compare-and-swap). */
-	uint64_t warned;
+	cow__atomic_u64_t warned;
 };
 
 /* cow_storage_new, without the zero fill: the bytes are unspecified, for a

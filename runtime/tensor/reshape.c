@@ -22,8 +22,8 @@
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
-/* Synchronization: atomic (relaxed; cow__counter_* from sync.h). */
-static uint64_t reshape_global = COW_RESHAPE_ALIAS;
+/* Synchronization: atomic (relaxed; cow__atomic_* from sync.h). */
+static cow__atomic_u64_t reshape_global = {COW_RESHAPE_ALIAS};
 /* COW_RESHAPE_INHERIT when the thread has no override. */
 static _Thread_local cow_reshape_mode_t reshape_thread =
     COW_RESHAPE_INHERIT;
@@ -54,14 +54,14 @@ cow_reshape_mode_set(cow_reshape_mode_t mode)
 
 	if ((st = reshape_mode_check(mode, false, __func__)) != COW_OK)
 		return st;
-	cow__counter_store(&reshape_global, (uint64_t)mode);
+	cow__atomic_store_relaxed(&reshape_global, (uint64_t)mode);
 	return COW_OK;
 }
 
 cow_reshape_mode_t
 cow_reshape_mode_get(void)
 {
-	return (cow_reshape_mode_t)cow__counter_load(&reshape_global);
+	return (cow_reshape_mode_t)cow__atomic_load_relaxed(&reshape_global);
 }
 
 cow_status_t

@@ -29,9 +29,9 @@
 #include "core/sync.h"
 #include "tensor/shadow.h"
 
-/* Synchronization: atomic (relaxed; cow__counter_*), like the reshape
+/* Synchronization: atomic (relaxed; cow__atomic_*), like the reshape
  * mode: it publishes no data. */
-static uint64_t shadow_policy = COW_SHADOW_WARN_ONCE;
+static cow__atomic_u64_t shadow_policy = {COW_SHADOW_WARN_ONCE};
 
 /* The handler and its context. Synchronization: shadow_handler_lock
  * (shared while a handler runs, exclusive to change them). */
@@ -59,7 +59,7 @@ cow_shadow_policy_set(cow_shadow_policy_t policy)
 	case COW_SHADOW_WARN_ONCE:
 	case COW_SHADOW_WARN_ALWAYS:
 	case COW_SHADOW_ERROR:
-		cow__counter_store(&shadow_policy, (uint64_t)policy);
+		cow__atomic_store_relaxed(&shadow_policy, (uint64_t)policy);
 		return COW_OK;
 	}
 	return cow__error(COW_EINVAL, __func__, "invalid shadow policy %d",
@@ -69,7 +69,7 @@ cow_shadow_policy_set(cow_shadow_policy_t policy)
 cow_shadow_policy_t
 cow_shadow_policy_get(void)
 {
-	return (cow_shadow_policy_t)cow__counter_load(&shadow_policy);
+	return (cow_shadow_policy_t)cow__atomic_load_relaxed(&shadow_policy);
 }
 
 void

@@ -16,8 +16,8 @@ void cow_cost_leak(const void *addr);
 #include "core/sync.h"
 
 unsigned cow_cost_sync_ref(cow__refcount_t *r);
-void *cow_cost_sync_ptr(void **slot, void *v);
-uint64_t cow_cost_sync_counter(uint64_t *c);
+void *cow_cost_sync_ptr(cow__atomic_ptr_t *slot, void *v);
+uint64_t cow_cost_sync_counter(cow__atomic_u64_t *c, cow__owned_u64_t *o);
 void cow_cost_sync_lock(cow__rwlock_t *l);
 
 unsigned
@@ -37,7 +37,7 @@ cow_cost_sync_ref(cow__refcount_t *r)
 }
 
 void *
-cow_cost_sync_ptr(void **slot, void *v)
+cow_cost_sync_ptr(cow__atomic_ptr_t *slot, void *v)
 {
 	void *p = cow__ptr_load(slot);
 
@@ -46,21 +46,21 @@ cow_cost_sync_ptr(void **slot, void *v)
 }
 
 uint64_t
-cow_cost_sync_counter(uint64_t *c)
+cow_cost_sync_counter(cow__atomic_u64_t *c, cow__owned_u64_t *o)
 {
 	uint64_t v;
 
-	cow__counter_store(c, 1);
-	cow__counter_add(c, 2);
-	v = cow__counter_fetch_add(c, 3);
-	v += cow__counter_load(c);
-	cow__counter_add_local(c, 4);
-	cow__counter_store_local(c, v);
-	v += cow__counter_load_local(c);
-	v += cow__counter_load_relaxed(c);
-	cow__counter_add_release(c, 5);
-	v += cow__counter_load_acquire(c);
-	return v + cow__counter_cas(c, v, 0);
+	cow__atomic_store_relaxed(c, 1);
+	cow__atomic_add_relaxed(c, 2);
+	v = cow__atomic_fetch_add_relaxed(c, 3);
+	v += cow__atomic_load_relaxed(c);
+	cow__owned_add_release(o, 4);
+	cow__owned_store_relaxed(o, v);
+	v += cow__owned_load_acquire(o);
+	v += cow__atomic_load_relaxed_fast(c);
+	cow__atomic_add_release(c, 5);
+	v += cow__atomic_load_acquire(c);
+	return v + cow__atomic_cas_relaxed(c, v, 0);
 }
 
 void

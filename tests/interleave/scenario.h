@@ -26,7 +26,7 @@ struct ilv_scenario {
 	const char *name;
 	const char *what;
 	int nthreads;
-	/* Counters (cow__counter_*) carry synchronisation here: make them
+	/* Counters (cow__atomic_* and cow__owned_*) carry synchronisation here: make them
 	 * scheduling points. */
 	bool counters;
 	void *(*setup)(void);

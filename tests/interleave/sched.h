@@ -54,7 +54,7 @@ struct ilv_policy {
 	 * else the default (keep the current thread; else the lowest
 	 * runnable one: never a preemption). */
 	uint64_t random;
-	/* cow__counter_* operations are scheduling points. */
+	/* cow__atomic_* and cow__owned_* operations are scheduling points. */
 	bool counters;
 	/* The weak-memory mode (weak.h), keeping @history stores per
 	 * location; else every execution is sequentially consistent. */

@@ -33,7 +33,7 @@ budget_setup(void)
 	ilv_check(st->alloc->budget.slot == COW__BUDGET_SLOT_SYSTEM,
 	    "set-up: the default allocator is not the system's");
 	st->limit = cow__budget_used(&st->alloc->budget) + BUDGET_ROOM;
-	st->new_epoch = cow__counter_load(&st->alloc->budget.epoch) + 1;
+	st->new_epoch = cow__atomic_load_relaxed(&st->alloc->budget.epoch) + 1;
 	return st;
 }
 

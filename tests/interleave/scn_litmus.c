@@ -16,7 +16,7 @@
 #include "scenario.h"
 
 struct litmus_scn {
-	uint64_t x;
+	cow__atomic_u64_t x;
 	uint64_t r[2]; /* b's reads (only b writes them) */
 };
 
@@ -35,11 +35,11 @@ litmus_thread(void *arg, int id)
 	struct litmus_scn *st = arg;
 
 	if (id == 0) {
-		cow__counter_store(&st->x, 1);
+		cow__atomic_store_relaxed(&st->x, 1);
 		return;
 	}
-	st->r[0] = cow__counter_load(&st->x);
-	st->r[1] = cow__counter_load(&st->x);
+	st->r[0] = cow__atomic_load_relaxed(&st->x);
+	st->r[1] = cow__atomic_load_relaxed(&st->x);
 }
 
 static void

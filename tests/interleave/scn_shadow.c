@@ -19,7 +19,7 @@
  * the last write's, one default shadow (the leak check sees a lost one).
  *
  * Counters are scheduling points here: the generations and the warn-once
- * claim are cow__counter_* operations.
+ * claim are cow__atomic_* and cow__owned_* operations.
  */
 #include <stdlib.h>
 

@@ -143,7 +143,7 @@ struct obj {
 	long a, b;
 };
 
-static void *slot; /* Synchronization: cow__ptr_store / cow__ptr_load. */
+static cow__atomic_ptr_t slot; /* cow__ptr_store / cow__ptr_load */
 /* Not on the stack: TSan does not see races on the main thread's stack. */
 static struct obj objs[200];
 
