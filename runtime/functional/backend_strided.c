@@ -85,17 +85,19 @@ reshaped(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out, const char *func)
 {
 	int64_t strides[COW__FN_MAXD];
+	struct cow__layout l;
 	cow_tensor_t *c;
 	cow_status_t st;
 
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, sizes,
-	    strides))
-		return cow__tensor_new(t->storage, t->dtype, ndim, sizes,
-		    strides, t->offset, out, func);
+	    strides)) {
+		cow__layout_init(&l, ndim, sizes, strides, t->offset);
+		return cow__tensor_new(t->storage, t->dtype, &l, out, func);
+	}
 	if ((st = cow__tensor_clone(t, &c, func)) != COW_OK)
 		return st;
-	st = cow__tensor_new(c->storage, c->dtype, ndim, sizes, NULL, 0, out,
-	    func);
+	cow__layout_contiguous(&l, ndim, sizes);
+	st = cow__tensor_new(c->storage, c->dtype, &l, out, func);
 	cow_tensor_release(c);
 	return st;
 }

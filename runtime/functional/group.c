@@ -100,8 +100,7 @@ cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
 	}
 	/* No storage: the values belong to the layer. The layout is the
 	 * one the strided runtime would give this tensor. */
-	cow__tensor_init(t, NULL, g->dtype, l->ndim, l->sizes, l->strides,
-	    l->offset);
+	cow__tensor_init(t, NULL, g->dtype, l);
 	cow__ref_get(&g->refs);
 	cow__fn_path_retain(path);
 	fn->group = g;

@@ -138,6 +138,7 @@ group_build(const cow_backend_t *be, const cow_tensor_t *plain,
     struct cow__fn_group **out, cow_tensor_t **whole, const char *func)
 {
 	char shape[COW__SHAPE_STR_MAX];
+	struct cow__layout l;
 	struct cow__fval *v;
 	cow_tensor_t *w;
 	cow_status_t st;
@@ -146,8 +147,9 @@ group_build(const cow_backend_t *be, const cow_tensor_t *plain,
 	/* Every byte a tensor of this dtype can reach: the storage's size
 	 * rounded down to whole elements (at most PTRDIFF_MAX). */
 	n = (int64_t)(cow_storage_nbytes(plain->storage) / plain->itemsize);
-	if ((st = cow__tensor_new(plain->storage, plain->dtype, 1, &n, NULL,
-	    0, &w, func)) != COW_OK)
+	cow__layout_contiguous(&l, 1, &n);
+	if ((st = cow__tensor_new(plain->storage, plain->dtype, &l, &w,
+	    func)) != COW_OK)
 		return st;
 	/* Read, not owned: the storage stays the user's (a lazy clone on
 	 * the strided backend, a copy on the opaque one). */

@@ -37,6 +37,28 @@ storage_life_pins(const cow_storage_t *s)
 	return (s->flags & COW_STORAGE_NOT_SHAREABLE) != 0;
 }
 
+/*
+ * Initialise @s, a new storage with one handle and no shadow, whose
+ * @nbytes bytes are at @data: private over @buf (@ctx NULL), or sharing
+ * @ctx (@buf empty).
+ */
+static void
+storage_init(cow_storage_t *s, cow_allocator_t *alloc, unsigned flags,
+    cow__ctx_t *ctx, const cow__buffer_t *buf, void *data, size_t nbytes)
+{
+	cow__ref_init(&s->refs, 1);
+	s->flags = flags;
+	cow__ref_init(&s->pins, storage_life_pins(s));
+	cow__ptr_init(&s->ctx, ctx);
+	s->data = data;
+	s->nbytes = nbytes;
+	s->buf = *buf;
+	s->alloc = alloc;
+	cow__ptr_init(&s->shadow, NULL);
+	cow__atomic_store_relaxed(&s->generation, 0);
+	cow__atomic_store_relaxed(&s->warned, 0);
+}
+
 /* A storage struct around @buf (which it then owns). */
 static cow_status_t
 storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
@@ -46,17 +68,9 @@ storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 
 	if (s == NULL)
 		return COW_ENOMEM;
-	cow__ref_init(&s->refs, 1);
-	s->flags = flags;
-	cow__ref_init(&s->pins, storage_life_pins(s));
-	cow__ptr_init(&s->ctx, NULL);
-	s->data = buf->nbytes > 0 ? buf->data : NULL; /* storage.h: 0 bytes, NULL */
-	s->nbytes = buf->nbytes;
-	s->buf = *buf;
-	s->alloc = alloc;
-	cow__ptr_init(&s->shadow, NULL);
-	cow__atomic_store_relaxed(&s->generation, 0);
-	cow__atomic_store_relaxed(&s->warned, 0);
+	/* storage.h: 0 bytes, NULL data */
+	storage_init(s, alloc, flags, NULL, buf,
+	    buf->nbytes > 0 ? buf->data : NULL, buf->nbytes);
 	*out = s;
 	return COW_OK;
 }
@@ -408,22 +422,15 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 			cow__ctx_discard(fresh);
 		}
 	}
-	cow__ref_init(&dst->refs, 1);
-	cow__ref_init(&dst->pins, 0);
-	dst->flags = 0; /* neither pinned nor home: the memory's rules are
-	                   its buffer's, in the context */
-	cow__ptr_init(&dst->ctx, ctx);
-	/* src->data is ctx->buf.data (only a write to src, never concurrent
-	 * with this read of it, changes it): reading it here leaves the
-	 * context's cache line to the increment below. */
-	dst->data = src->data;
-	dst->nbytes = src->nbytes;
-	dst->buf = (cow__buffer_t){0};
-	dst->alloc = src->alloc;
-	/* A real lazy copy: a new physical storage, never shadowed yet. */
-	cow__ptr_init(&dst->shadow, NULL);
-	cow__atomic_store_relaxed(&dst->generation, 0);
-	cow__atomic_store_relaxed(&dst->warned, 0);
+	/*
+	 * Flags 0: neither pinned nor home, the memory's rules are its
+	 * buffer's, in the context. src->data is ctx->buf.data (only a write
+	 * to src, never concurrent with this read of it, changes it): reading
+	 * it here leaves the context's cache line to the increment below. A
+	 * real lazy copy: a new physical storage, never shadowed yet.
+	 */
+	storage_init(dst, src->alloc, 0, ctx, &(cow__buffer_t){0}, src->data,
+	    src->nbytes);
 	cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 	/* Last, so that threads cloning one source touch its context's line
 	 * once each, as briefly as possible (src holds a share meanwhile, so

@@ -51,6 +51,7 @@ cow_tensor_contiguous(cow_tensor_t *t, cow_tensor_t **out)
 cow_status_t
 cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
+	struct cow__layout l;
 	cow_tensor_t *c;
 	cow_storage_t *s;
 	cow_status_t st;
@@ -67,8 +68,8 @@ cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 		cow__tensor_free(c);
 		return cow__error_wrap(st, __func__, "");
 	}
-	cow__tensor_init(c, s, t->dtype, t->ndim, t->sizes, t->strides,
-	    t->offset);
+	cow__layout_of(t, &l);
+	cow__tensor_init(c, s, t->dtype, &l);
 	*out = c;
 	return COW_OK;
 }

@@ -165,7 +165,7 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, const int64_t *strides, int64_t offset,
     cow_tensor_t **out)
 {
-	int64_t contig[COW_TENSOR_MAX_NDIM];
+	struct cow__layout l;
 	cow_status_t st;
 
 	COW__RETURN_IF_NULL(storage);
@@ -179,16 +179,12 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
 	    NULL, __func__)) != COW_OK)
 		return st;
-	if (strides == NULL) {
-		cow__contiguous_strides(ndim, sizes, contig);
-		strides = contig;
-	}
-	if ((st = cow__layout_check(ndim, sizes, strides, offset,
+	cow__layout_init(&l, ndim, sizes, strides, offset);
+	if ((st = cow__layout_check(l.ndim, l.sizes, l.strides, l.offset,
 	    cow_dtype_size(dtype), cow_storage_nbytes(storage), __func__)) !=
 	    COW_OK)
 		return st;
-	return cow__tensor_new(storage, dtype, ndim, sizes, strides, offset,
-	    out, __func__);
+	return cow__tensor_new(storage, dtype, &l, out, __func__);
 }
 
 /* The alignment element data needs: the element's size, or for a complex
@@ -207,8 +203,9 @@ cow__tensor_over_external(void *data, cow_dtype_t dtype, int ndim,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
     cow_allocator_t *alloc, cow_tensor_t **out, const char *func)
 {
-	int64_t contig[COW_TENSOR_MAX_NDIM], end;
+	struct cow__layout l;
 	size_t itemsize, align;
+	int64_t end;
 	cow_storage_t *storage;
 	cow_status_t st;
 
@@ -217,13 +214,10 @@ cow__tensor_over_external(void *data, cow_dtype_t dtype, int ndim,
 	    NULL, func)) != COW_OK)
 		return st;
 	itemsize = cow_dtype_size(dtype);
-	if (strides == NULL) {
-		cow__contiguous_strides(ndim, sizes, contig);
-		strides = contig;
-	}
+	cow__layout_init(&l, ndim, sizes, strides, offset);
 	/* The storage spans from @data to the last byte the layout reaches. */
-	if ((st = cow__layout_extent(ndim, sizes, strides, offset, itemsize,
-	    &end, func)) != COW_OK)
+	if ((st = cow__layout_extent(l.ndim, l.sizes, l.strides, l.offset,
+	    itemsize, &end, func)) != COW_OK)
 		return st;
 	if ((uint64_t)end > COW_STORAGE_MAX_NBYTES)
 		return cow__error(COW_EOVERFLOW, func,
@@ -244,11 +238,10 @@ cow__tensor_over_external(void *data, cow_dtype_t dtype, int ndim,
 	/* A thread that creates functional tensors gets one in the storage's
 	 * alias group, as from cow_tensor_from_storage. */
 	if (creating != NULL)
-		st = cow_tensor_from_storage(storage, dtype, ndim, sizes,
-		    strides, offset, out);
+		st = cow_tensor_from_storage(storage, dtype, l.ndim, l.sizes,
+		    l.strides, l.offset, out);
 	else
-		st = cow__tensor_new(storage, dtype, ndim, sizes, strides,
-		    offset, out, func);
+		st = cow__tensor_new(storage, dtype, &l, out, func);
 	if (st != COW_OK)
 		cow__storage_disown(storage); /* @data stays the caller's */
 	cow_storage_release(storage);

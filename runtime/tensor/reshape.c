@@ -92,10 +92,10 @@ cow_reshape_mode_effective(void)
 	return cow_reshape_mode_get();
 }
 
-/* A lazy copy of @t's storage seen with (@ndim, @sizes, @strides). */
+/* A lazy copy of @t's storage seen with the layout *@l. */
 static cow_status_t
-reshape_lazy(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    const int64_t *strides, cow_tensor_t **out, const char *func)
+reshape_lazy(cow_tensor_t *t, const struct cow__layout *l, cow_tensor_t **out,
+    const char *func)
 {
 	cow_tensor_t *r;
 	cow_storage_t *s;
@@ -108,7 +108,7 @@ reshape_lazy(cow_tensor_t *t, int ndim, const int64_t *sizes,
 		cow__tensor_free(r);
 		return cow__error_wrap(st, func, "");
 	}
-	cow__tensor_init(r, s, t->dtype, ndim, sizes, strides, t->offset);
+	cow__tensor_init(r, s, t->dtype, l);
 	*out = r;
 	return COW_OK;
 }
@@ -118,6 +118,7 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out)
 {
 	int64_t ns[COW_TENSOR_MAX_NDIM], nst[COW_TENSOR_MAX_NDIM];
+	struct cow__layout l;
 	cow_tensor_t *c;
 	cow_status_t st;
 
@@ -129,24 +130,22 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	    COW_OK)
 		return st;
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
+		cow__layout_init(&l, ndim, ns, nst, t->offset);
 		switch (cow_reshape_mode_effective()) {
 		case COW_RESHAPE_LAZY_COPY:
-			return reshape_lazy(t, ndim, ns, nst, out,
-			    __func__);
+			return reshape_lazy(t, &l, out, __func__);
 		case COW_RESHAPE_WARN:
-			return cow__shadow_fork(t, ndim, ns, nst, out,
-			    __func__);
+			return cow__shadow_fork(t, &l, out, __func__);
 		default:
 			/* A view: it shares t's shadow storage. */
-			return cow__tensor_new_view(t, ndim, ns, nst,
-			    t->offset, out, __func__);
+			return cow__tensor_new_view(t, &l, out, __func__);
 		}
 	}
 	/* No view possible: copy, then see the copy with the new shape. */
 	if ((st = cow__tensor_clone(t, &c, __func__)) != COW_OK)
 		return st;
-	st = cow__tensor_new(c->storage, c->dtype, ndim, ns, NULL, 0, out,
-	    __func__);
+	cow__layout_contiguous(&l, ndim, ns);
+	st = cow__tensor_new(c->storage, c->dtype, &l, out, __func__);
 	cow_tensor_release(c);
 	return st;
 }

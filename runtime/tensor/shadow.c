@@ -184,8 +184,8 @@ cow__shadow_commit_write(cow_tensor_t *t, const struct cow__shadow_write *w,
 }
 
 cow_status_t
-cow__shadow_fork(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    const int64_t *strides, cow_tensor_t **out, const char *func)
+cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
+    cow_tensor_t **out, const char *func)
 {
 	cow_allocator_t *alloc = cow__tensor_allocator(t);
 	cow__shadow_t *fresh = NULL, *own;
@@ -212,8 +212,7 @@ cow__shadow_fork(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	/* A lazy copy starts with the data as it is now: in sync. */
 	cow__shadow_generation_set(own, cow__storage_generation(t->storage));
 	cow_storage_retain(t->storage);
-	cow__tensor_init(r, t->storage, t->dtype, ndim, sizes, strides,
-	    t->offset);
+	cow__tensor_init(r, t->storage, t->dtype, l);
 	r->shadow = own;
 	*out = r;
 	return COW_OK;

@@ -94,13 +94,13 @@ cow__shadow_write_end(cow_tensor_t *t, const struct cow__shadow_write *w,
 
 /*
  * The simulated lazy copy of COW_RESHAPE_WARN: a tensor over @t's storage
- * (aliasing it, as legacy reshape does) with @t's dtype, the given layout
- * and offset, and a NEW shadow storage, so that it does not share @t's.
+ * (aliasing it, as legacy reshape does) with @t's dtype, the layout *@l
+ * and a NEW shadow storage, so that it does not share @t's.
  * The first one on a storage also creates the storage's default shadow.
  * Allocates everything before changing anything: COW_ENOMEM (naming @func)
  * leaves the storage as it was. A read of @t.
  */
-cow_status_t cow__shadow_fork(cow_tensor_t *t, int ndim, const int64_t *sizes,
-    const int64_t *strides, cow_tensor_t **out, const char *func);
+cow_status_t cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
+    cow_tensor_t **out, const char *func);
 
 #endif

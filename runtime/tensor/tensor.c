@@ -13,7 +13,6 @@
 #include "tensor/ext.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
-#include "tensor/view_step.h"
 
 cow_tensor_t *
 cow__tensor_alloc(cow_allocator_t *alloc, const char *func)
@@ -32,28 +31,34 @@ cow__tensor_free(cow_tensor_t *t)
 }
 
 void
+cow__layout_init(struct cow__layout *l, int ndim, const int64_t *sizes,
+    const int64_t *strides, int64_t offset)
+{
+	l->ndim = ndim;
+	l->offset = offset;
+	for (int d = 0; d < ndim; d++)
+		l->sizes[d] = sizes[d];
+	if (strides != NULL)
+		for (int d = 0; d < ndim; d++)
+			l->strides[d] = strides[d];
+	else
+		cow__contiguous_strides(ndim, sizes, l->strides);
+}
+
+void
 cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
-    int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset)
+    const struct cow__layout *l)
 {
 	cow__ref_init(&t->refs, 1);
 	t->dtype = dtype;
-	t->ndim = ndim;
 	t->itemsize = cow_dtype_size(dtype);
-	t->offset = offset;
 	t->storage = storage;
 	t->shadow = NULL;
 	t->borrows = NULL;
 	t->ext = NULL;
 	t->ext_state = NULL;
-	for (int d = 0; d < ndim; d++)
-		t->sizes[d] = sizes[d];
-	if (strides != NULL)
-		for (int d = 0; d < ndim; d++)
-			t->strides[d] = strides[d];
-	else
-		cow__contiguous_strides(ndim, sizes, t->strides);
-	t->numel = cow__shape_numel(ndim, sizes);
-	t->contiguous = cow__is_contiguous(ndim, t->sizes, t->strides);
+	cow__tensor_set_layout(t, l);
+	t->numel = cow__shape_numel(l->ndim, l->sizes);
 }
 
 void
@@ -77,9 +82,8 @@ cow__tensor_set_layout(cow_tensor_t *t, const struct cow__layout *l)
 }
 
 cow_status_t
-cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, const int64_t *strides, int64_t offset,
-    cow_tensor_t **out, const char *func)
+cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
+    const struct cow__layout *l, cow_tensor_t **out, const char *func)
 {
 	cow_tensor_t *t = cow__tensor_alloc(cow_storage_allocator(storage),
 	    func);
@@ -87,20 +91,18 @@ cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
 	if (t == NULL)
 		return COW_ENOMEM;
 	cow_storage_retain(storage);
-	cow__tensor_init(t, storage, dtype, ndim, sizes, strides, offset);
+	cow__tensor_init(t, storage, dtype, l);
 	*out = t;
 	return COW_OK;
 }
 
 cow_status_t
-cow__tensor_new_view(const cow_tensor_t *base, int ndim, const int64_t *sizes,
-    const int64_t *strides, int64_t offset, cow_tensor_t **out,
-    const char *func)
+cow__tensor_new_view(const cow_tensor_t *base, const struct cow__layout *l,
+    cow_tensor_t **out, const char *func)
 {
 	cow_status_t st;
 
-	st = cow__tensor_new(base->storage, base->dtype, ndim, sizes, strides,
-	    offset, out, func);
+	st = cow__tensor_new(base->storage, base->dtype, l, out, func);
 	if (st == COW_OK && base->shadow != NULL) {
 		/* Views share their base's shadow (docs/reshape.md). */
 		cow__shadow_retain(base->shadow);
@@ -114,6 +116,7 @@ tensor_new_dense(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *alloc, bool zeroed, cow_tensor_t **out,
     const char *func)
 {
+	struct cow__layout l;
 	cow_storage_t *s;
 	cow_status_t st;
 	size_t nbytes;
@@ -125,7 +128,8 @@ tensor_new_dense(cow_dtype_t dtype, int ndim, const int64_t *sizes,
 	if ((st = zeroed ? cow_storage_new(nbytes, alloc, &s) :
 	    cow__storage_new_uninit(nbytes, alloc, &s, func)) != COW_OK)
 		return cow__error_wrap(st, func, "");
-	st = cow__tensor_new(s, dtype, ndim, sizes, NULL, 0, out, func);
+	cow__layout_contiguous(&l, ndim, sizes);
+	st = cow__tensor_new(s, dtype, &l, out, func);
 	cow_storage_release(s);
 	return st;
 }

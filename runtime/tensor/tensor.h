@@ -19,7 +19,6 @@
 #include "core/sync.h"
 
 struct cow__borrow;
-struct cow__layout;
 struct cow__shadow;
 struct cow__tensor_ext;
 
@@ -70,30 +69,59 @@ struct cow_tensor_s {
 cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc, const char *func);
 void cow__tensor_free(cow_tensor_t *t);
 
-/* Initialise @t (from cow__tensor_alloc) over @storage, taking over the
- * caller's reference on it. @strides NULL means contiguous. The struct's
- * allocator (set by cow__tensor_alloc) is kept. */
+/* A layout: sizes, strides and offset in elements. */
+struct cow__layout {
+	int ndim;
+	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	int64_t strides[COW_TENSOR_MAX_NDIM];
+	int64_t offset;
+};
+
+/* *@l = (@ndim, @sizes, @strides, @offset). @strides NULL means contiguous
+ * (row-major). */
+void cow__layout_init(struct cow__layout *l, int ndim, const int64_t *sizes,
+    const int64_t *strides, int64_t offset);
+
+/* Row-major layout of a shape at offset 0. */
+static inline void
+cow__layout_contiguous(struct cow__layout *l, int ndim, const int64_t *sizes)
+{
+	cow__layout_init(l, ndim, sizes, NULL, 0);
+}
+
+/* @t's layout. */
+static inline void
+cow__layout_of(const cow_tensor_t *t, struct cow__layout *l)
+{
+	l->ndim = t->ndim;
+	l->offset = t->offset;
+	for (int d = 0; d < t->ndim; d++) {
+		l->sizes[d] = t->sizes[d];
+		l->strides[d] = t->strides[d];
+	}
+}
+
+/* Initialise @t (from cow__tensor_alloc) over @storage with the layout *@l,
+ * taking over the caller's reference on @storage. The struct's allocator
+ * (set by cow__tensor_alloc) is kept. */
 void cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage,
-    cow_dtype_t dtype, int ndim, const int64_t *sizes, const int64_t *strides,
-    int64_t offset);
+    cow_dtype_t dtype, const struct cow__layout *l);
 
 /*
  * A new tensor over @storage (the tensor takes one new reference on it) with
- * the given layout, which the caller has validated (shape checked, layout
- * inside the storage). @strides NULL means contiguous. The struct comes from
- * the storage's allocator. COW_ENOMEM (message naming @func) on failure.
+ * the layout *@l, which the caller has validated (shape checked, layout
+ * inside the storage). The struct comes from the storage's allocator.
+ * COW_ENOMEM (message naming @func) on failure.
  */
 cow_status_t cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
-    int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
-    cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out, const char *func);
 
 /*
  * A view of @base: cow__tensor_new() over @base's storage with @base's
  * dtype, sharing @base's shadow storage (one more reference on it).
  */
-cow_status_t cow__tensor_new_view(const cow_tensor_t *base, int ndim,
-    const int64_t *sizes, const int64_t *strides, int64_t offset,
-    cow_tensor_t **out, const char *func);
+cow_status_t cow__tensor_new_view(const cow_tensor_t *base,
+    const struct cow__layout *l, cow_tensor_t **out, const char *func);
 
 /*
  * A new contiguous tensor on a new zero-filled private storage. Validates

@@ -17,16 +17,6 @@ cow__step_kind_name(enum cow__step_kind kind)
 }
 
 void
-cow__layout_contiguous(struct cow__layout *l, int ndim, const int64_t *sizes)
-{
-	l->ndim = ndim;
-	l->offset = 0;
-	for (int d = 0; d < ndim; d++)
-		l->sizes[d] = sizes[d];
-	cow__contiguous_strides(ndim, sizes, l->strides);
-}
-
-void
 cow__view_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 {
 	cow__step_layout(s->kind, s, l);

@@ -23,14 +23,6 @@
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
-/* A layout: sizes, strides and offset in elements. */
-struct cow__layout {
-	int ndim;
-	int64_t sizes[COW_TENSOR_MAX_NDIM];
-	int64_t strides[COW_TENSOR_MAX_NDIM];
-	int64_t offset;
-};
-
 enum cow__step_kind {
 	COW__STEP_VIEW,        /* view and reshape: sizes */
 	COW__STEP_SELECT,      /* dim, a = index */
@@ -83,11 +75,6 @@ cow__view_step_init(struct cow__view_step *s, enum cow__step_kind kind)
 /* "view", "select", ... */
 const char *cow__step_kind_name(enum cow__step_kind kind);
 
-
-/* Row-major layout of a shape at offset 0. */
-void cow__layout_contiguous(struct cow__layout *l, int ndim,
-    const int64_t *sizes);
-
 /*
  * Validate the step @s against its parent's layout *@l, with the errors
  * and messages of the view function @func, normalise its arguments in
@@ -127,18 +114,6 @@ bool cow__view_step_equal(const struct cow__view_step *a,
 /* never applied. An empty view keeps its parent's offset.               */
 
 #define COW__STEP_INLINE static inline __attribute__((always_inline))
-
-/* @t's layout. */
-COW__STEP_INLINE void
-cow__layout_of(const cow_tensor_t *t, struct cow__layout *l)
-{
-	l->ndim = t->ndim;
-	l->offset = t->offset;
-	for (int d = 0; d < t->ndim; d++) {
-		l->sizes[d] = t->sizes[d];
-		l->strides[d] = t->strides[d];
-	}
-}
 
 COW__STEP_INLINE void
 cow__step_remove_dim(struct cow__layout *l, int dim)

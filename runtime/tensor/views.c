@@ -33,8 +33,7 @@ view_by_step(cow_tensor_t *t, enum cow__step_kind kind,
 	if ((st = cow__step_apply(kind, s, &l, t->itemsize, nbytes, func)) !=
 	    COW_OK)
 		return st;
-	return cow__tensor_new_view(t, l.ndim, l.sizes, l.strides, l.offset,
-	    out, func);
+	return cow__tensor_new_view(t, &l, out, func);
 }
 
 #define VIEW_ARGS(t, out)                                                   \
