@@ -40,7 +40,7 @@ storage_life_pins(const cow_storage_t *s)
 /*
  * Initialise @s, a new storage with one handle and no shadow, whose
  * @nbytes bytes are at @data: private over @buf (@ctx NULL), or sharing
- * @ctx (@buf empty).
+ * @ctx (@buf NULL: it owns no buffer).
  */
 static void
 storage_init(cow_storage_t *s, cow_allocator_t *alloc, unsigned flags,
@@ -52,7 +52,7 @@ storage_init(cow_storage_t *s, cow_allocator_t *alloc, unsigned flags,
 	cow__ptr_init(&s->ctx, ctx);
 	s->data = data;
 	s->nbytes = nbytes;
-	s->buf = *buf;
+	s->buf = buf != NULL ? *buf : (cow__buffer_t){0};
 	s->alloc = alloc;
 	cow__ptr_init(&s->shadow, NULL);
 	cow__atomic_store_relaxed(&s->generation, 0);
@@ -429,7 +429,7 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	 * it here leaves the context's cache line to the increment below. A
 	 * real lazy copy: a new physical storage, never shadowed yet.
 	 */
-	storage_init(dst, src->alloc, 0, ctx, &(cow__buffer_t){0}, src->data,
+	storage_init(dst, src->alloc, 0, ctx, NULL, src->data,
 	    src->nbytes);
 	cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 	/* Last, so that threads cloning one source touch its context's line
