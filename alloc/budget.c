@@ -26,6 +26,10 @@ static pthread_once_t budget_key_once = PTHREAD_ONCE_INIT;
 static void
 budget_return(cow__budget_t *b, uint64_t n)
 {
+	/* Every caller gives back bytes it charged and still holds, so the
+	 * word holds at least @n even while others charge and return. */
+	COW__ASSERT(cow__atomic_load_relaxed(&b->used) >= n,
+	    "a budget gets back more than it charged");
 	/* Adding the two's complement subtracts. */
 	cow__atomic_add_relaxed(&b->used, (uint64_t)0 - n);
 }
@@ -150,7 +154,7 @@ cow__budget_uncharge_slow(cow__budget_t *b, size_t n)
 
 	if (b->slot == COW__BUDGET_NO_SLOT || n > COW__BUDGET_SMALL ||
 	    !cow__budget_registered) {
-		budget_return(b, n);
+		budget_return(b, COW__FAULT_POINT(uncharged_bytes, n));
 		return;
 	}
 	credit = &cow__budget_credit[b->slot];

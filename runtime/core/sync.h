@@ -460,9 +460,9 @@ static inline void cow__rwlock_init(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_init(&l->pt, NULL)); }
 static inline void cow__rwlock_destroy(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_destroy(&l->pt)); }
-static inline void cow__rwlock_read_lock(cow__rwlock_t *l)
+static inline void cow__rwlock_read_lock_impl(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_rdlock(&l->pt)); }
-static inline void cow__rwlock_read_unlock(cow__rwlock_t *l)
+static inline void cow__rwlock_read_unlock_impl(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_unlock(&l->pt)); }
 static inline void cow__rwlock_write_lock(cow__rwlock_t *l)
 { COW__LOCK(pthread_rwlock_wrlock(&l->pt)); }
@@ -537,7 +537,7 @@ cow__rwlock_destroy(cow__rwlock_t *l)
 }
 
 static inline void
-cow__rwlock_read_lock(cow__rwlock_t *l)
+cow__rwlock_read_lock_impl(cow__rwlock_t *l)
 {
 	COW__TSAN_MUTEX(__tsan_mutex_pre_lock(l, __tsan_mutex_read_lock));
 	COW__CK_READ_LOCK(l);
@@ -545,7 +545,7 @@ cow__rwlock_read_lock(cow__rwlock_t *l)
 }
 
 static inline void
-cow__rwlock_read_unlock(cow__rwlock_t *l)
+cow__rwlock_read_unlock_impl(cow__rwlock_t *l)
 {
 	COW__TSAN_MUTEX(__tsan_mutex_pre_unlock(l, __tsan_mutex_read_lock));
 	COW__CK_READ_UNLOCK(l);
@@ -568,6 +568,74 @@ cow__rwlock_write_unlock(cow__rwlock_t *l)
 	COW__TSAN_MUTEX(__tsan_mutex_post_unlock(l, 0));
 }
 #endif /* ck locks */
+
+/*
+ * Debug builds (COW__DEBUG, core/die.h): the locks the calling thread holds
+ * shared, for the asserts of the lock rules (docs/design.md): a copier
+ * reads under its shared hold, and a waiter for readers holds none.
+ * Release builds keep no record.
+ */
+#ifdef COW__DEBUG
+#define COW__DEBUG_HOLDS 4
+extern _Thread_local const void *cow__debug_held[COW__DEBUG_HOLDS];
+
+static inline bool
+cow__rwlock_held_shared(const cow__rwlock_t *l)
+{
+	for (int i = 0; i < COW__DEBUG_HOLDS; i++)
+		if (cow__debug_held[i] == l)
+			return true;
+	return false;
+}
+
+static inline void
+cow__debug_hold(const cow__rwlock_t *l)
+{
+	for (int i = 0; i < COW__DEBUG_HOLDS; i++)
+		if (cow__debug_held[i] == NULL) {
+			cow__debug_held[i] = l;
+			return;
+		}
+	cow__die("more shared holds than the protocol takes");
+}
+
+static inline void
+cow__debug_drop(const cow__rwlock_t *l)
+{
+	for (int i = 0; i < COW__DEBUG_HOLDS; i++)
+		if (cow__debug_held[i] == l) {
+			cow__debug_held[i] = NULL;
+			return;
+		}
+	cow__die("a shared unlock without a shared hold");
+}
+#else
+/* Only inside COW__ASSERT, which does not evaluate it here. */
+static inline bool
+cow__rwlock_held_shared(const cow__rwlock_t *l)
+{
+	(void)l;
+	return true;
+}
+#define cow__debug_hold(l) ((void)0)
+#define cow__debug_drop(l) ((void)0)
+#endif
+
+#if !defined(COW_SCHED)
+static inline void
+cow__rwlock_read_lock(cow__rwlock_t *l)
+{
+	cow__rwlock_read_lock_impl(l);
+	cow__debug_hold(l);
+}
+
+static inline void
+cow__rwlock_read_unlock(cow__rwlock_t *l)
+{
+	cow__debug_drop(l);
+	cow__rwlock_read_unlock_impl(l);
+}
+#endif
 
 /*
  * cow__rwlock_wait_readers - the exclusive lock taken and dropped at once,

@@ -27,6 +27,10 @@ cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
 	cow__ref_init(&ctx->shares, shares);
 	ctx->buf = *buf;
 	ctx->alloc = alloc;
+#ifdef COW__DEBUG
+	cow__atomic_store_relaxed(&ctx->debug_storages, shares);
+	ctx->debug_alive = COW__CTX_ALIVE;
+#endif
 	COW__SCHED_ACCESS(ctx, sizeof *ctx, 1);
 	*out = ctx;
 	return COW_OK;
@@ -35,6 +39,9 @@ cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
 static void
 ctx_destroy(cow__ctx_t *ctx)
 {
+#ifdef COW__DEBUG
+	ctx->debug_alive = 0;
+#endif
 	cow__rwlock_destroy(&ctx->lock);
 	COW__SCHED_ACCESS(ctx, sizeof *ctx, 1); /* the free */
 	cow__free(ctx->alloc, ctx, sizeof *ctx);
@@ -53,6 +60,10 @@ cow__ctx_discard(cow__ctx_t *ctx)
 static void
 ctx_wait_for_copiers(cow__ctx_t *ctx)
 {
+	COW__ASSERT(!cow__rwlock_held_shared(&ctx->lock),
+	    "a waiter for copiers holds the shared lock");
+	COW__ASSERT(cow__ctx_debug_storages(ctx) == 0,
+	    "a context is stolen or freed while a storage points at it");
 	COW__FAULT_POINT(wait_for_copiers,
 	    cow__rwlock_wait_readers(&ctx->lock));
 }
@@ -90,12 +101,16 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 	/* [ALLOC] Allocate before touching anything, so failure changes
 	 * nothing. */
 	COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
-	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy, func) != COW_OK)
+	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy, func) != COW_OK) {
+		cow__ctx_debug_join(ctx, 1); /* it stays */
 		return COW_ENOMEM;
+	}
 
 	COW__FAULT_POINT(lock_then_unshare,
 	    cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
 	    before = cow__ref_sub(&ctx->shares)); /* [DEC] */
+	COW__ASSERT(cow__rwlock_held_shared(&ctx->lock),
+	    "a materialiser drops its share without the shared lock");
 	if (before > 1 || !may_take) {
 		/* [COPY] Others still share: the last of them cannot steal
 		 * or free until we drop the shared lock. Or we were last but
@@ -105,7 +120,8 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 		    memcpy(copy.data, ctx->buf.data, copy.nbytes));
 		/* [RUNLOCK] After this, ctx may be freed by the last
 		 * reference at any moment: touch nothing of it. */
-		cow__rwlock_read_unlock(&ctx->lock);
+		COW__FAULT_POINT(copy_read_unlock,
+		    cow__rwlock_read_unlock(&ctx->lock));
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
 		if (!may_take)
 			cow__stat_add(COW__STAT_EXTERNAL_COPIES, 1);
@@ -132,6 +148,8 @@ cow_status_t
 cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
     cow__buffer_t *out, const char *func)
 {
+	COW__ASSERT(cow__ctx_alive(ctx), "a freed context is materialised");
+	cow__ctx_debug_join(ctx, (uint64_t)-1); /* we leave */
 	/* [SOLE] Nobody else holds a share and nobody can gain one (cloning
 	 * needs a share): steal with no allocation. */
 	if (may_take && cow__ref_load(&ctx->shares) == 1) {

@@ -21,7 +21,53 @@ typedef struct cow__ctx {
 	cow__refcount_t shares;
 	cow__buffer_t buf;       /* Read-only after init; owned by the ctx. */
 	cow_allocator_t *alloc;  /* Read-only: allocator of this struct. */
+#ifdef COW__DEBUG
+	/* For the asserts (core/die.h): storages that point here and have not
+	 * begun to leave (a storage leaves before it drops its share, and
+	 * joins after it takes one), and a mark cleared when it is freed. */
+	cow__atomic_u64_t debug_storages;
+	uint64_t debug_alive;
+#endif
 } cow__ctx_t;
+
+#define COW__CTX_ALIVE UINT64_C(0x636f775f63747821) /* "cow_ctx!" */
+
+/* Debug builds: the bookkeeping of the asserts; nothing in release. */
+#ifdef COW__DEBUG
+static inline bool
+cow__ctx_alive(const cow__ctx_t *ctx)
+{
+	return ctx->debug_alive == COW__CTX_ALIVE;
+}
+
+static inline uint64_t
+cow__ctx_debug_storages(const cow__ctx_t *ctx)
+{
+	return cow__atomic_load_relaxed(&ctx->debug_storages);
+}
+
+static inline void
+cow__ctx_debug_join(cow__ctx_t *ctx, uint64_t n)
+{
+	cow__atomic_add_relaxed(&ctx->debug_storages, n);
+}
+#else
+static inline bool
+cow__ctx_alive(const cow__ctx_t *ctx)
+{
+	(void)ctx;
+	return true;
+}
+
+static inline uint64_t
+cow__ctx_debug_storages(const cow__ctx_t *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+#define cow__ctx_debug_join(ctx, n) ((void)0)
+#endif
 
 /* A context owning @buf with @shares shares (the source storage, and the
  * first clone when the caller makes one). On COW_ENOMEM nothing was
@@ -38,7 +84,9 @@ void cow__ctx_discard(cow__ctx_t *ctx);
 static inline void
 cow__ctx_share(cow__ctx_t *ctx)
 {
-	cow__ref_get(&ctx->shares); /* [CLONE] */
+	COW__ASSERT(cow__ctx_alive(ctx), "a freed context is shared");
+	COW__FAULT_POINT(share_count, cow__ref_get(&ctx->shares)); /* [CLONE] */
+	cow__ctx_debug_join(ctx, 1);
 }
 
 /* The release of the last share: wait for copiers, free (cow_ctx.c). */
@@ -49,6 +97,8 @@ void cow__ctx_unshare_last(cow__ctx_t *ctx);
 static inline void
 cow__ctx_unshare(cow__ctx_t *ctx)
 {
+	COW__ASSERT(cow__ctx_alive(ctx), "a freed context is released");
+	cow__ctx_debug_join(ctx, (uint64_t)-1);
 	if (cow__ref_put(&ctx->shares)) /* [RELEASE] */
 		cow__ctx_unshare_last(ctx);
 }

@@ -62,6 +62,8 @@ cow__shadow_generation(const cow__shadow_t *sh)
 static inline void
 cow__shadow_generation_set(cow__shadow_t *sh, uint64_t generation)
 {
+	COW__ASSERT(generation >= cow__atomic_load_relaxed(&sh->generation),
+	    "a shadow's generation goes back");
 	cow__atomic_store_relaxed(&sh->generation, generation);
 }
 

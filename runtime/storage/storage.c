@@ -248,7 +248,8 @@ storage_own(cow_storage_t *storage, const char *func)
 			return st;
 		storage->buf = buf;
 		storage->data = buf.data;
-		cow__ptr_store(&storage->ctx, NULL);
+		COW__FAULT_POINT(detach_context,
+		    cow__ptr_store(&storage->ctx, NULL));
 	} else if (!cow__buffer_may_write(&storage->buf, home)) {
 		return storage_copy_private(storage, func);
 	}
@@ -392,12 +393,14 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	COW__RETURN_IF_NULL(out);
 	/* A pinned storage's bytes may be written through a pointer the
 	 * library does not see: a snapshot must not share them. */
-	if (src->nbytes == 0 || storage_pinned(src)) {
+	if (src->nbytes == 0 ||
+	    COW__FAULT_POINT(clone_checks_pin, storage_pinned(src))) {
 		st = storage_eager_clone(src, src->nbytes > 0, out, __func__);
 		if (st == COW_OK)
 			cow__stat_add(COW__STAT_LAZY_CLONES, 1);
 		return st;
 	}
+	COW__ASSERT(!storage_pinned(src), "a pinned storage is shared");
 	/* Allocate everything before changing anything: on failure the
 	 * source is left exactly as it was (not even made COW). */
 	dst = cow__alloc(src->alloc, sizeof *dst, __func__);

@@ -180,7 +180,8 @@ cow__shadow_commit_write(cow_tensor_t *t, const struct cow__shadow_write *w,
 		    w->physical, w->generation, w->policy, func);
 	/* The writer's set is now the one in sync with the data. */
 	cow__shadow_generation_set(w->shadow,
-	    cow__storage_generation_bump(t->storage));
+	    COW__FAULT_POINT(generation_bump,
+	    cow__storage_generation_bump(t->storage)));
 }
 
 cow_status_t
