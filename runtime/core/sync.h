@@ -579,36 +579,37 @@ cow__rwlock_write_unlock(cow__rwlock_t *l)
 #define COW__DEBUG_HOLDS 4
 extern _Thread_local const void *cow__debug_held[COW__DEBUG_HOLDS];
 
-static inline bool
-cow__rwlock_held_shared(const cow__rwlock_t *l)
+/* The record's slot that holds @l (NULL: a free slot), or -1. */
+static inline int
+cow__debug_slot(const void *l)
 {
 	for (int i = 0; i < COW__DEBUG_HOLDS; i++)
 		if (cow__debug_held[i] == l)
-			return true;
-	return false;
+			return i;
+	return -1;
 }
 
-static inline void
-cow__debug_hold(const cow__rwlock_t *l)
+static inline bool
+cow__rwlock_held_shared(const cow__rwlock_t *l)
 {
-	for (int i = 0; i < COW__DEBUG_HOLDS; i++)
-		if (cow__debug_held[i] == NULL) {
-			cow__debug_held[i] = l;
-			return;
-		}
-	cow__die("more shared holds than the protocol takes");
+	return cow__debug_slot(l) >= 0;
 }
 
+/* Replace @from by @to in the record; @why when @from is not there. */
 static inline void
-cow__debug_drop(const cow__rwlock_t *l)
+cow__debug_record(const void *from, const void *to, const char *why)
 {
-	for (int i = 0; i < COW__DEBUG_HOLDS; i++)
-		if (cow__debug_held[i] == l) {
-			cow__debug_held[i] = NULL;
-			return;
-		}
-	cow__die("a shared unlock without a shared hold");
+	int i = cow__debug_slot(from);
+
+	if (i < 0)
+		cow__die(why);
+	cow__debug_held[i] = to;
 }
+
+#define cow__debug_hold(l) \
+	cow__debug_record(NULL, (l), "more shared holds than the protocol takes")
+#define cow__debug_drop(l) \
+	cow__debug_record((l), NULL, "a shared unlock without a shared hold")
 #else
 /* Only inside COW__ASSERT, which does not evaluate it here. */
 static inline bool

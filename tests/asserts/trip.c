@@ -36,14 +36,21 @@ write_storage(cow_storage_t *s)
 	memset(p, 7, cow_storage_nbytes(s));
 }
 
+/* A new storage of 1 KiB and a lazy clone of it. */
+static void
+new_and_clone(cow_storage_t **s, cow_storage_t **c)
+{
+	CHECK(cow_storage_new(1024, NULL, s));
+	CHECK(cow_storage_lazy_clone(*s, c));
+}
+
 /* A copier: the clone's first write copies while the source shares. */
 static void
 mode_copy(void)
 {
 	cow_storage_t *s, *c;
 
-	CHECK(cow_storage_new(1024, NULL, &s));
-	CHECK(cow_storage_lazy_clone(s, &c));
+	new_and_clone(&s, &c);
 	write_storage(c);
 	cow_storage_release(c);
 	cow_storage_release(s);
@@ -71,8 +78,7 @@ mode_share(void)
 {
 	cow_storage_t *s, *c1, *c2;
 
-	CHECK(cow_storage_new(1024, NULL, &s));
-	CHECK(cow_storage_lazy_clone(s, &c1));
+	new_and_clone(&s, &c1);
 	CHECK(cow_storage_lazy_clone(s, &c2));
 	cow_storage_release(c1);
 	cow_storage_release(s);
@@ -85,8 +91,7 @@ mode_stolen(void)
 {
 	cow_storage_t *s, *c;
 
-	CHECK(cow_storage_new(1024, NULL, &s));
-	CHECK(cow_storage_lazy_clone(s, &c));
+	new_and_clone(&s, &c);
 	cow_storage_release(s);
 	write_storage(c);
 	write_storage(c);
