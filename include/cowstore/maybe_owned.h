@@ -159,7 +159,7 @@ cow_maybe_owned_get(const cow_maybe_owned_t *mo)
 
 /**
  * cow_maybe_owned_is_owned - true when @mo holds a reference (inline).
- * Ownership: none (returns a value). Thread-safety: a read of *mo.
+ * Thread-safety: a read of *mo.
  * Errors: none (@mo must not be NULL).
  */
 static inline bool

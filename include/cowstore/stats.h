@@ -36,7 +36,7 @@ typedef struct cow_stats_s {
  * cow_stats_get - sum the counters into *out. Each thread counts in its own
  * counters (kept after it exits) and a read sums them: exact for every
  * event that completed before the call, not a snapshot of events running
- * meanwhile. Ownership: none (fills *out).
+ * meanwhile. Ownership: *out is filled; nothing to release.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_stats_get(cow_stats_t *out);

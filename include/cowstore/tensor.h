@@ -233,7 +233,8 @@ COW_API const int64_t *cow_tensor_strides(const cow_tensor_t *t);
 
 /**
  * cow_tensor_size / cow_tensor_stride - size or stride of dimension @dim
- * (negative counts from the end). Ownership: none (fills *out).
+ * (negative counts from the end). Ownership: *out is filled; nothing to
+ * release.
  * Thread-safety: any thread holding a reference. Errors: COW_EINVAL (NULL t
  * or out), COW_ERANGE (dim outside [-ndim, ndim), naming it).
  */
@@ -304,7 +305,8 @@ COW_API cow_status_t cow_tensor_pin(cow_tensor_t *t, void **out);
 
 /**
  * cow_tensor_unpin - drop one pin of the tensor's storage.
- * Ownership: none. Thread-safety: any thread holding a reference.
+ * Ownership: the caller's reference is unchanged.
+ * Thread-safety: any thread holding a reference.
  * Errors: COW_EINVAL (NULL, or the storage is not pinned), COW_ENOTSUP (a
  * functional tensor); nothing changed on failure.
  */
@@ -319,7 +321,7 @@ COW_API cow_status_t cow_tensor_unpin(cow_tensor_t *t);
  * cow_tensor_copy_() does (truncation, saturation to int64, NaN to 0; the
  * real part of a complex element) and gives a uint64 element's bits as
  * int64 (modulo 2^64: values above INT64_MAX come out negative).
- * Ownership: none (fills *out; @index is only read).
+ * Ownership: *out is filled, @index only read; nothing to release.
  * Thread-safety: a read of the tensor's storage.
  * Errors: COW_EINVAL (NULL t or out, NULL index with ndim > 0),
  * COW_ERANGE (an index out of range, naming the dimension and the value).
@@ -337,7 +339,8 @@ COW_API cow_status_t cow_tensor_get_i64(const cow_tensor_t *t,
  * integer; into a complex dtype the value is (value, 0). A write: materialises a
  * COW storage. Writing one element of an expanded view is allowed (it
  * changes every element that shares its memory).
- * Ownership: none. Thread-safety: a write on the tensor's storage.
+ * Ownership: @t is borrowed for the call. Thread-safety: a write on the
+ * tensor's storage.
  * Errors: COW_EINVAL (NULL t, NULL index with ndim > 0), COW_ERANGE (as the
  * getters), COW_ENOMEM (materialisation failed; nothing changed).
  */
