@@ -4,8 +4,9 @@
 #
 # Usage: check_header_docs.sh [INCLUDE_DIR ...]
 #   INCLUDE_DIR  a directory of public headers (default: include/cowstore of
-#                the repository that holds this script). Give several to
-#                check headers generated into a build tree too (version.h).
+#                the repository that holds this script), or one header. Give
+#                several to check headers generated into a build tree too
+#                (version.h).
 #
 # For each INCLUDE_DIR/*.h, every declaration that starts with COW_API must be
 # preceded by a doc comment (/** ... */). One comment may cover several
@@ -35,25 +36,13 @@ set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$script_dir/../.." && pwd)
+# shellcheck source=lib.sh
+. "$script_dir/lib.sh"
 
 if [ $# -eq 0 ]; then
 	set -- "$repo_root/include/cowstore"
 fi
-headers=()
-for include_dir in "$@"; do
-	if [ ! -d "$include_dir" ]; then
-		echo "check_header_docs: $include_dir is not a directory" >&2
-		exit 2
-	fi
-	shopt -s nullglob
-	found=("$include_dir"/*.h)
-	shopt -u nullglob
-	if [ ${#found[@]} -eq 0 ]; then
-		echo "check_header_docs: no headers in $include_dir" >&2
-		exit 2
-	fi
-	headers+=("${found[@]}")
-done
+docs_headers check_header_docs "$@"
 
 # POSIX awk (mawk and gawk both run it).
 awk '
