@@ -114,6 +114,8 @@ md_anchors() {
 resolve() {
 	local file line item path anchor name sub family source pattern
 	local ntotal=0 nbad=0 nunchecked=0 names
+	# Files and here-strings, not pipes into grep -q: under pipefail the
+	# writer of a pipe grep -q leaves early fails the match.
 	names=$(sed -n 's/^ *Test *#[0-9]*: //p' "$tests_file")
 	while IFS=$'\t' read -r file line item; do
 		ntotal=$((ntotal + 1))
@@ -125,8 +127,8 @@ resolve() {
 			if [ ! -e "$repo_root/$path" ]; then
 				echo "$file:$line: no file $path (from the repository root)"
 				nbad=$((nbad + 1))
-			elif [ -n "$anchor" ] &&
-			    ! md_anchors "$repo_root/$path" | grep -qxF -- "$anchor"; then
+			elif [ -n "$anchor" ] && ! grep -qxF -- "$anchor" \
+			    <<<"$(md_anchors "$repo_root/$path")"; then
 				echo "$file:$line: no heading #$anchor in $path"
 				nbad=$((nbad + 1))
 			fi
@@ -136,9 +138,9 @@ resolve() {
 			sub=
 			[ "$name" = "$item" ] || sub=${item#*:}
 			family=${name%%.*}
-			if printf '%s\n' "$names" | grep -qxF -- "$name"; then
+			if grep -qxF -- "$name" <<<"$names"; then
 				:
-			elif printf '%s\n' "$names" | grep -q "^${family}\."; then
+			elif grep -q "^${family}\." <<<"$names"; then
 				echo "$file:$line: no test $name in the ctest list"
 				nbad=$((nbad + 1))
 				continue
