@@ -131,7 +131,7 @@ COW_API const char *cow_allocator_name(const cow_allocator_t *allocator);
 
 /**
  * cow_allocator_stats - read the allocator's counters.
- * Ownership: none (fills *out).
+ * Ownership: *out is filled; nothing to release.
  * Thread-safety: any thread; each counter is read atomically, but the set is
  * not a snapshot while other threads allocate.
  * Errors: COW_EINVAL (NULL allocator or out).
@@ -162,7 +162,7 @@ COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
  * blocks, then the private arena's dirty pages; system: malloc_trim). Live
  * allocations are untouched. The next large allocations pay page faults
  * again.
- * Ownership: none. Thread-safety: any thread.
+ * Ownership: borrows @allocator for the call. Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ENOTSUP (jemalloc refused the purge); a
  * user or fault allocator has nothing to trim and returns COW_OK.
  */
@@ -185,11 +185,14 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * Exactness: a built-in allocator charges small requests (16 KiB or less)
  * to a per-thread credit drawn in 256 KiB chunks, so it may refuse a
  * request up to 512 KiB per thread early; never late.
- * Ownership: none. Thread-safety: any thread (atomic stores, the epoch's
- * with release). Every request ordered after the call's return sees the
- * new limit: a later request of the calling thread, or of a thread that
- * synchronised with it afterwards (a lock, a join, an acquire that reads
- * what it released). Requests not so ordered may see the old limit or
+ * Ownership: borrows @allocator for the call.
+ * Thread-safety: any thread (atomic stores, the epoch's with release).
+ * Every request ordered after the call's return sees the new limit: a
+ * later request of the calling thread, or of a thread that synchronised
+ * with it afterwards (a lock, a join, an acquire that reads what it
+ * released; tested: unit.budget:lowered_limit_holds_at_once_default,
+ * unit.budget:lowered_limit_reaches_an_ordered_thread_default,
+ * interleave.weak.budget). Requests not so ordered may see the old limit or
  * the new one, on any thread and any machine.
  * Errors: COW_EINVAL (NULL).
  */
@@ -198,8 +201,8 @@ COW_API cow_status_t cow_allocator_set_limit(cow_allocator_t *allocator,
 
 /**
  * cow_allocator_limit - the allocator's byte limit (COW_ALLOCATOR_NO_LIMIT
- * when it has none). Ownership: none (returns a value).
- * Thread-safety: any thread (an atomic load). Errors: none; NULL gives 0.
+ * when it has none). Thread-safety: any thread (an atomic load).
+ * Errors: none; NULL gives 0.
  */
 COW_API size_t cow_allocator_limit(const cow_allocator_t *allocator);
 
@@ -220,7 +223,8 @@ COW_API size_t cow_allocator_limit(const cow_allocator_t *allocator);
  * on fresh memory; COW_THP=0 in the environment turns that off).
  * COW_JEMALLOC_DECAY_MS=N in the environment restores timed purging (the
  * arena's dirty and muzzy decay, in ms; -1, the default, is never).
- * Ownership: none. Thread-safety: any thread (an atomic store).
+ * Ownership: borrows @allocator for the call. Thread-safety: any thread
+ * (an atomic store).
  * Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a jemalloc allocator).
  */
 COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
@@ -229,15 +233,15 @@ COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
 /**
  * cow_allocator_retain_limit - the retention cap of a jemalloc allocator
  * (cow_allocator_set_retain_limit), 0 for others.
- * Ownership: none (returns a value). Thread-safety: any thread (an atomic
- * load). Errors: none; NULL gives 0.
+ * Ownership: borrows @allocator for the call. Thread-safety: any thread
+ * (an atomic load). Errors: none; NULL gives 0.
  */
 COW_API size_t cow_allocator_retain_limit(cow_allocator_t *allocator);
 
 /**
  * cow_allocator_retained_bytes - freed memory the allocator keeps mapped for
  * reuse (jemalloc: the arena's dirty and muzzy pages), 0 for others.
- * Ownership: none (returns a value).
+ * Ownership: borrows @allocator for the call.
  * Thread-safety: any thread (refreshes jemalloc's statistics epoch).
  * Errors: none; NULL gives 0.
  */
@@ -259,8 +263,9 @@ COW_API cow_status_t cow_allocator_fault_new(cow_allocator_t *inner,
 /**
  * cow_allocator_fault_fail_nth - fail the @n-th allocation from now (1 = the
  * next one), once; later allocations succeed. @n = 0 disarms.
- * Ownership: none. Thread-safety: any thread (atomic stores); allocations
- * that run during the call may count from before or after it.
+ * Ownership: borrows @allocator for the call.
+ * Thread-safety: any thread (atomic stores); allocations that run during
+ * the call may count from before or after it.
  * Errors: COW_EINVAL if @allocator is NULL or not a fault allocator.
  */
 COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
@@ -270,16 +275,17 @@ COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
  * cow_allocator_fault_fail_random - fail each allocation with probability
  * @probability (0..1), decided by a deterministic generator seeded with
  * @seed: the k-th allocation after arming fails or not as a pure function of
- * (seed, k). Ownership: none. Thread-safety: as fault_fail_nth (with several
- * allocating threads, which allocation is the k-th depends on timing).
+ * (seed, k). Ownership: borrows @allocator for the call.
+ * Thread-safety: as fault_fail_nth (with several allocating threads,
+ * which allocation is the k-th depends on timing).
  * Errors: COW_EINVAL (bad handle, probability outside 0..1 or NaN).
  */
 COW_API cow_status_t cow_allocator_fault_fail_random(
     cow_allocator_t *allocator, double probability, uint64_t seed);
 
 /**
- * cow_allocator_fault_disarm - stop failing. Ownership: none.
- * Thread-safety: any thread (an atomic store).
+ * cow_allocator_fault_disarm - stop failing. Ownership: borrows
+ * @allocator for the call. Thread-safety: any thread (an atomic store).
  * Errors: COW_EINVAL (bad handle).
  */
 COW_API cow_status_t cow_allocator_fault_disarm(cow_allocator_t *allocator);

@@ -52,7 +52,8 @@ COW_API const char *cow_status_str(cow_status_t status);
  * failure stays until the next one).
  * Ownership: thread-local buffer owned by the library; its contents change
  * with the next error recorded on the same thread. Never free it.
- * Thread-safety: per thread; other threads' errors are not visible.
+ * Thread-safety: per thread; other threads' errors are not visible
+ * (tested: unit.errors:message_is_thread_local).
  * Errors: none; "" when nothing has been recorded on this thread yet.
  */
 COW_API const char *cow_last_error(void);

@@ -2,7 +2,9 @@
  * cowstore DLPack: hand tensors to other libraries (NumPy, PyTorch, ...)
  * and take theirs, with no copy, through both DLPack ABIs: the versioned
  * one (DLPack 1.x, DLManagedTensorVersioned, with flags) and the legacy one
- * (DLManagedTensor, which NumPy 1.24 and PyTorch 1.13 use).
+ * (DLManagedTensor, which NumPy 1.24 and PyTorch 1.13 use; tested:
+ * unit.dlpack:writable_export_aliases_and_pins,
+ * unit.dlpack:writable_import_aliases_and_is_pinned_for_life).
  *
  * This header needs no DLPack header: the structs are declared, not
  * defined. Include <dlpack/dlpack.h> to look inside them; its struct tags
@@ -18,7 +20,9 @@
  *   meanwhile shares it.
  * - COW_DLPACK_READ_ONLY: an O(1) snapshot (a lazy clone): nothing is
  *   materialised, later writes to the tensor do not show through, and the
- *   versioned export sets DLPACK_FLAG_BITMASK_READ_ONLY. The consumer must
+ *   versioned export sets DLPACK_FLAG_BITMASK_READ_ONLY (tested:
+ *   unit.dlpack:read_only_export_is_an_o1_snapshot; measured:
+ *   docs/performance.md#copies-against-size). The consumer must
  *   not write it. The legacy ABI cannot say so: give a legacy read-only
  *   export only to a consumer that never writes its imports (NumPy 1.24
  *   imports read-only).
@@ -29,9 +33,11 @@
  *   or as a copy; it has no memory of its own to export writable.
  *
  * Import (cow_tensor_from_dlpack*): a tensor over the producer's memory,
- * with no copy, on a new storage. The producer's deleter is called exactly
- * once: when the last storage sharing the memory is released, on whichever
- * thread that is, or before the import returns an error.
+ * with no copy, on a new storage (tested:
+ * unit.dlpack:writable_import_aliases_and_is_pinned_for_life). The
+ * producer's deleter is called exactly once: when the last storage
+ * sharing the memory is released, on whichever thread that is, or before
+ * the import returns an error.
  * - Read-only (the versioned DLPACK_FLAG_BITMASK_READ_ONLY, or
  *   COW_DLPACK_READ_ONLY from the caller): read-only external memory
  *   (COW_STORAGE_READ_ONLY): shared lazily, never written, the first write
@@ -74,7 +80,9 @@ struct DLManagedTensorVersioned;
 
 /* Export and import flags. */
 enum {
-	/* Export: a read-only O(1) snapshot. Import: read-only memory. */
+	/* Export: a read-only O(1) snapshot (tested:
+	 * unit.dlpack:read_only_export_is_an_o1_snapshot). Import:
+	 * read-only memory. */
 	COW_DLPACK_READ_ONLY = 1u << 0,
 	/* Export only: an eager copy the consumer owns. */
 	COW_DLPACK_COPY = 1u << 1

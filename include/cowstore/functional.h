@@ -37,7 +37,8 @@
  * - a backend that cannot alias (cow_backend_opaque_test) holds every
  *   view's elements in a buffer of its own, so a view the strided runtime
  *   makes without copying (an expand to 2^40 elements) allocates its whole
- *   size there, and can fail with COW_ENOMEM.
+ *   size there, and can fail with COW_ENOMEM (tested:
+ *   unit.functional_api:opaque_backend_allocates_a_view_whole).
  * A functional tensor reports the sizes, strides, offset and contiguity
  * that the strided runtime would give it (strides describe its place in
  * the base; the backend need not have strides at all).
@@ -83,8 +84,9 @@
  * group's writes). Different groups may be used, made and released by
  * different threads at once (values shared between groups are immutable
  * and reference counted atomically; the table that finds a storage's group
- * has its own locks). The mode, the backend choice and the trace are per
- * thread.
+ * has its own locks; tested: threads.functional_threads,
+ * threads.functional_storage_threads). The mode, the backend choice and
+ * the trace are per thread.
  *
  * Errors follow common.h.
  */
@@ -143,7 +145,7 @@ COW_API bool cow_backend_needs_functionalization(const cow_backend_t *backend);
  * from_storage). NULL means cow_backend_strided(). When the backend needs
  * functionalization, every tensor the thread creates is functional.
  * @previous (may be NULL) receives the old choice, for restoring it.
- * Ownership: none (backends are static objects).
+ * Ownership: *previous receives a static object; never free it.
  * Thread-safety: affects only the calling thread. Errors: none (COW_OK).
  */
 COW_API cow_status_t cow_backend_set_thread(const cow_backend_t *backend,
@@ -165,7 +167,8 @@ COW_API const cow_backend_t *cow_backend_get_thread(void);
  * does not need it. Tensors made from functional tensors (views, op
  * results, copies) are functional whatever the mode; plain tensors stay
  * plain (cow_functional_wrap converts one). @previous may be NULL.
- * Ownership: none. Thread-safety: the calling thread only.
+ * Ownership: *previous is filled; nothing to release.
+ * Thread-safety: the calling thread only.
  * Errors: none (COW_OK).
  */
 COW_API cow_status_t cow_functional_mode_set_thread(bool on, bool *previous);
@@ -196,9 +199,10 @@ COW_API const cow_backend_t *cow_functional_backend(const cow_tensor_t *t);
  * cow_functional_wrap - a new functional tensor on @backend (NULL: the
  * thread's backend) with @t's dtype, sizes and current values, in a new
  * alias group of its own. @t is only read: on the strided backend the base
- * is a lazy clone of @t (no bytes copied; a non-contiguous @t, or one over
- * borrowed memory, storage.h, is copied once), on the opaque backend a
- * copy. A functional @t is cloned
+ * is a lazy clone of @t (no bytes copied; tested:
+ * unit.functional_api:wrap_and_to_plain_share_bytes_on_the_strided_backend)
+ * but for a non-contiguous @t or one over borrowed memory (storage.h),
+ * copied once; on the opaque backend a copy. A functional @t is cloned
  * (cow_tensor_clone) when the backend is the same.
  * Ownership: *out holds one reference; the caller keeps @t.
  * Thread-safety: a read of @t.
@@ -224,7 +228,7 @@ COW_API cow_status_t cow_functional_to_plain(cow_tensor_t *t,
  * bring @t's value up to date (what every non-view read does first).
  * A plain tensor: nothing to do. A group over a caller's storage has
  * already written every update to the storage (see above): syncing does
- * not write it again. Ownership: none (@t is borrowed).
+ * not write it again. Ownership: @t is borrowed for the call.
  * Thread-safety: a use of @t's group. Errors: COW_EINVAL (NULL),
  * COW_ENOMEM (the updates applied so far stay applied, the rest stay
  * queued: no value anyone can read changed).
@@ -236,7 +240,7 @@ COW_API cow_status_t cow_functional_sync(cow_tensor_t *t);
  * transpose of @dim0 and @dim1. Only @t's path, value and metadata change
  * (the group's other tensors and its base do not). Plain tensors have
  * immutable metadata: refused.
- * Ownership: none: @t's references are unchanged; the layer drops its old
+ * Ownership: @t's references are unchanged; the layer drops @t's old
  * path and value.
  * Thread-safety: a use of @t's group; no other thread may read @t's sizes
  * meanwhile. Errors: COW_EINVAL (NULL), COW_ENOTSUP (plain @t),
@@ -260,7 +264,7 @@ typedef struct cow_functional_info {
 
 /**
  * cow_functional_info - fill @out for the functional tensor @t. Reads only
- * (nothing is synced). Ownership: none (fills *out).
+ * (nothing is synced). Ownership: *out is filled; nothing to release.
  * Thread-safety: a use of @t's group.
  * Errors: COW_EINVAL (NULL, or @t is plain).
  */

@@ -7,7 +7,8 @@
  * cow_tensor_expect_contiguous(): it borrows the tensor when it is already
  * contiguous and returns an owned contiguous copy otherwise. When in doubt,
  * own (cow_maybe_owned_owned() after cow_tensor_retain()): that is never
- * wrong, only slower.
+ * wrong, only slower (a retain and release, 13.8 ns, against 1.9 ns for
+ * a borrow; measured: docs/performance.md#tensor-metadata-and-maybeowned).
  *
  * The hazard: a borrow whose owner drops the last reference while the
  * borrow is still in use (a use after free). Debug mode catches it.
@@ -23,7 +24,8 @@
  * Release mode: cow_maybe_owned_borrowed() is an inline function that fills
  * the struct's three fields (tensor, owned = false, debug_borrow = NULL): a
  * few stores, no refcount, no atomic, no library call, no allocation, no
- * record.
+ * record (tested: cost.borrow_without_debug_mode_makes_no_call,
+ * unit.maybe_owned:borrow_takes_no_reference).
  *
  * ABI rule (debug library with release users, or the reverse):
  * - cow_maybe_owned_t has the same size and layout in every build; the
@@ -43,8 +45,9 @@
  * Value semantics: a cow_maybe_owned_t is released exactly once. Copying
  * the struct by assignment moves it: release only one of the copies.
  *
- * Thread-safety: borrowing is a read of the tensor (any number of threads);
- * the debug records are protected by a lock inside the library.
+ * Thread-safety: borrowing is a read of the tensor (any number of threads;
+ * tested: threads.tensor_threads); the debug records are protected by a
+ * lock inside the library.
  */
 #ifndef COWSTORE_MAYBE_OWNED_H
 #define COWSTORE_MAYBE_OWNED_H
@@ -102,8 +105,8 @@ COW_API size_t cow_borrow_debug_outstanding(const cow_tensor_t *t);
 /**
  * cow_maybe_owned_owned - wrap a reference the caller owns (inline).
  * Ownership: the reference is moved into the result (released by
- * cow_maybe_owned_release). Thread-safety: any thread; touches only the
- * result. Errors: none.
+ * cow_maybe_owned_release). Thread-safety: any thread; @t is stored, not
+ * read. Errors: none.
  */
 static inline cow_maybe_owned_t
 cow_maybe_owned_owned(cow_tensor_t *t)
@@ -159,7 +162,7 @@ cow_maybe_owned_get(const cow_maybe_owned_t *mo)
 
 /**
  * cow_maybe_owned_is_owned - true when @mo holds a reference (inline).
- * Ownership: none (returns a value). Thread-safety: a read of *mo.
+ * Thread-safety: a read of *mo.
  * Errors: none (@mo must not be NULL).
  */
 static inline bool

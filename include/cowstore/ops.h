@@ -86,12 +86,13 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------ */
-/* In-place ops: write @t; @t keeps its shape. Ownership: none: no
- * reference is taken or dropped.                                       */
+/* In-place ops: write @t; @t keeps its shape. No reference is taken or
+ * dropped.                                                             */
 
 /**
  * cow_tensor_fill_ - set every element of @t to @value (converted).
- * Ownership: none. Thread-safety: a write on @t's storage.
+ * Ownership: @t is borrowed for the call.
+ * Thread-safety: a write on @t's storage.
  * Errors: COW_EINVAL (NULL), COW_EOVERLAP, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_fill_(cow_tensor_t *t, double value);
@@ -99,7 +100,8 @@ COW_API cow_status_t cow_tensor_fill_(cow_tensor_t *t, double value);
 /**
  * cow_tensor_add_scalar_ / cow_tensor_mul_scalar_ - t = t + value, t = t *
  * value, with @value converted to @t's dtype first.
- * Ownership: none. Thread-safety: a write on @t's storage.
+ * Ownership: @t is borrowed for the call.
+ * Thread-safety: a write on @t's storage.
  * Errors: COW_EINVAL (NULL), COW_EOVERLAP, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_add_scalar_(cow_tensor_t *t, double value);
@@ -108,9 +110,9 @@ COW_API cow_status_t cow_tensor_mul_scalar_(cow_tensor_t *t, double value);
 /**
  * cow_tensor_add_ / cow_tensor_mul_ - t = t + other, t = t * other, with
  * @other broadcast to @t's shape. Same dtype required. @other may alias @t.
- * Ownership: none. Thread-safety: a write on @t's storage, a read of
- * @other's. Errors: as above (COW_EINVAL, COW_ESHAPE, COW_EDTYPE,
- * COW_EOVERLAP, COW_ENOMEM).
+ * Ownership: both are borrowed for the call. Thread-safety: a write on
+ * @t's storage, a read of @other's. Errors: as above (COW_EINVAL,
+ * COW_ESHAPE, COW_EDTYPE, COW_EOVERLAP, COW_ENOMEM).
  */
 COW_API cow_status_t cow_tensor_add_(cow_tensor_t *t,
     const cow_tensor_t *other);
@@ -120,9 +122,10 @@ COW_API cow_status_t cow_tensor_mul_(cow_tensor_t *t,
 /**
  * cow_tensor_copy_ - dst = src, with @src broadcast to @dst's shape and
  * converted to @dst's dtype (rules above). @src may alias @dst.
- * Ownership: none. Thread-safety: a write on @dst's storage, a read of
- * @src's. Errors: COW_EINVAL (NULL), COW_ESHAPE, COW_EOVERLAP, COW_ENOMEM
- * (no COW_EDTYPE: dtypes are converted).
+ * Ownership: both are borrowed for the call. Thread-safety: a write on
+ * @dst's storage, a read of @src's. Errors: COW_EINVAL (NULL),
+ * COW_ESHAPE, COW_EOVERLAP, COW_ENOMEM (no COW_EDTYPE: dtypes are
+ * converted).
  */
 COW_API cow_status_t cow_tensor_copy_(cow_tensor_t *dst,
     const cow_tensor_t *src);
@@ -204,7 +207,8 @@ COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
  * complex values are equal when both parts are; bools compare as
  * true/false). Different sizes give false. Strides and
  * storages do not matter.
- * Ownership: none (fills *out). Thread-safety: a read of both.
+ * Ownership: *out is filled; nothing to release. Thread-safety: a read
+ * of both.
  * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ).
  */
 COW_API cow_status_t cow_tensor_equal(const cow_tensor_t *a,

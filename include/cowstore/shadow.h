@@ -13,7 +13,9 @@
  * handler, or fails, as the policy says.
  *
  * Ordinary tensors carry no shadow: until the first simulated lazy copy of
- * a storage, its accesses allocate, count and bump nothing.
+ * a storage, its accesses allocate, count and bump nothing (tested:
+ * unit.shadow:null_shadow_until_first_simulated_copy; measured:
+ * docs/reshape.md#cost).
  *
  * Errors follow common.h.
  */
@@ -99,14 +101,16 @@ COW_API cow_shadow_policy_t cow_shadow_policy_get(void);
  * Ownership: @ctx stays the caller's; it must stay valid until another
  * handler is installed.
  * Thread-safety: any thread. When it returns, no call of the previous
- * handler is running and none will start.
+ * handler is running and none will start (tested:
+ * threads.shadow_threads:handler_switch).
  * Errors: none.
  */
 COW_API void cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx);
 
 /**
  * cow_shadow_handler_get - the installed handler and its context (either
- * out-parameter may be NULL). Ownership: none; *ctx stays its installer's.
+ * out-parameter may be NULL). Ownership: *fn and *ctx are filled; *ctx
+ * stays its installer's.
  * Thread-safety: any thread. Errors: none.
  */
 COW_API void cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx);
@@ -114,7 +118,7 @@ COW_API void cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx);
 /**
  * cow_shadow_default_handler - the default handler: prints one line to
  * stderr naming the function, the kind, the storage and both generations.
- * @ctx is ignored. Ownership: none (@event is borrowed).
+ * @ctx is ignored. Ownership: @event is borrowed for the call.
  * Thread-safety: any thread. Errors: none.
  */
 COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
@@ -123,7 +127,8 @@ COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
 /**
  * cow_storage_physical_generation - *out = the storage's physical
  * generation, or COW_GENERATION_NONE before its first simulated lazy copy.
- * Ownership: none (fills *out). Thread-safety: a read of @storage.
+ * Ownership: *out is filled; nothing to release.
+ * Thread-safety: a read of @storage.
  * Errors: COW_EINVAL (NULL argument).
  */
 COW_API cow_status_t cow_storage_physical_generation(
@@ -134,7 +139,8 @@ COW_API cow_status_t cow_storage_physical_generation(
  * shadow storage (its own, or its storage's default one), or
  * COW_GENERATION_NONE when it has none: a null shadow on a storage that
  * was never shadowed.
- * Ownership: none (fills *out). Thread-safety: a read of @t.
+ * Ownership: *out is filled; nothing to release. Thread-safety: a read of
+ * @t.
  * Errors: COW_EINVAL (NULL argument).
  */
 COW_API cow_status_t cow_tensor_shadow_generation(const cow_tensor_t *t,

@@ -1,6 +1,6 @@
 /*
  * A MaybeOwned borrow round trip (borrow, get, release), compiled on its
- * own with -O2, with and without COW_DEBUG_BORROWS. check_no_calls.cmake
+ * own with -O2, with and without COW_DEBUG_BORROWS. check_calls.cmake
  * disassembles it: without debug mode it must contain no call and no
  * locked instruction (release builds pay nothing for the borrow checks);
  * with debug mode it must call the library (the check can fail).

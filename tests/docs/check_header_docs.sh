@@ -4,8 +4,9 @@
 #
 # Usage: check_header_docs.sh [INCLUDE_DIR ...]
 #   INCLUDE_DIR  a directory of public headers (default: include/cowstore of
-#                the repository that holds this script). Give several to
-#                check headers generated into a build tree too (version.h).
+#                the repository that holds this script), or one header. Give
+#                several to check headers generated into a build tree too
+#                (version.h).
 #
 # For each INCLUDE_DIR/*.h, every declaration that starts with COW_API must be
 # preceded by a doc comment (/** ... */). One comment may cover several
@@ -17,36 +18,31 @@
 # borrow: it returns a pointer, or takes a pointer that is not const (an
 # out-parameter, an object it changes or keeps) or a pointer to a pointer.
 # A function that takes values and const pointers only and returns a value
-# has no ownership to state ("Ownership: none (returns a value)" is not
-# asked for). A file-level preamble does not count: the words must be in
-# the comment of each function.
+# has no ownership to state, and its comment leaves "Ownership:" out. A
+# file-level preamble does not count: the words must be in the comment of
+# each function.
 #
-# Prints each function that fails and the words it lacks, then the summary
-# "check_header_docs: N functions, M incomplete". Exit status: 0 when M is 0,
-# 1 when M > 0, 2 on a usage error.
+# "Ownership: none" is refused in every comment of the headers (a function's
+# or any other, across a line break too), whatever follows it: it is filler
+# ("Ownership: none (returns a value)"). Where there is nothing to own, leave
+# "Ownership:" out; where there is, say it ("*out is filled; nothing to
+# release", "@t is borrowed for the call").
+#
+# Prints each function that fails and the words it lacks, and each
+# "Ownership: none", then the summary "check_header_docs: N functions, M
+# incomplete, K Ownership: none". Exit status: 0 when M and K are 0, 1
+# otherwise, 2 on a usage error.
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_root=$(cd "$script_dir/../.." && pwd)
+# shellcheck source=lib.sh
+. "$script_dir/lib.sh"
 
 if [ $# -eq 0 ]; then
 	set -- "$repo_root/include/cowstore"
 fi
-headers=()
-for include_dir in "$@"; do
-	if [ ! -d "$include_dir" ]; then
-		echo "check_header_docs: $include_dir is not a directory" >&2
-		exit 2
-	fi
-	shopt -s nullglob
-	found=("$include_dir"/*.h)
-	shopt -u nullglob
-	if [ ${#found[@]} -eq 0 ]; then
-		echo "check_header_docs: no headers in $include_dir" >&2
-		exit 2
-	fi
-	headers+=("${found[@]}")
-done
+docs_headers check_header_docs "$@"
 
 # POSIX awk (mawk and gawk both run it).
 awk '
@@ -109,10 +105,40 @@ function has_ownership(text,    head, params, n, p, i) {
 	return 0
 }
 
+# Every comment, its lines joined (leading "*" dropped): refuse
+# "Ownership: none" in it.
+function comment_add(text) {
+	sub(/^[ \t]*\*+/, "", text)
+	ctext = ctext " " text
+}
+
+function comment_end(file,    t) {
+	t = ctext
+	gsub(/[ \t]+/, " ", t)
+	if (t ~ /Ownership: ?none([^A-Za-z_]|$)/) {
+		nnone++
+		printf "%s:%d: \"Ownership: none\": say what is owned or " \
+		    "borrowed, or leave Ownership: out\n", file, cline
+	}
+	ctext = ""
+}
+
+function comment_start(file, line, text) {
+	ctext = ""
+	cline = line
+	comment_add(text)
+	if (index(substr(text, 3), "*/") > 0) {
+		comment_end(file)
+		return 0
+	}
+	return 1
+}
+
 BEGIN {
 	nwords = split("Ownership Thread-safety Errors", words, " ")
 	nfuncs = 0
 	nbad = 0
+	nnone = 0
 }
 
 FNR == 1 {
@@ -127,7 +153,9 @@ FNR == 1 {
 	if (in_doc || in_comment) {
 		if (in_doc)
 			doc = doc "\n" line
+		comment_add(line)
 		if (index(line, "*/") > 0) {
+			comment_end(FILENAME)
 			if (in_doc)
 				group = 1
 			in_doc = 0
@@ -151,10 +179,11 @@ FNR == 1 {
 	if (line ~ /^[ \t]*\/\*\*/ && line !~ /^[ \t]*\/\*\*\//) {
 		doc = line
 		group = 0
-		if (index(substr(line, index(line, "/**") + 3), "*/") > 0)
-			group = 1
-		else
+		if (comment_start(FILENAME, FNR,
+		    substr(line, index(line, "/**"))))
 			in_doc = 1
+		else
+			group = 1
 		next
 	}
 
@@ -173,15 +202,14 @@ FNR == 1 {
 	# Anything else ends the current group.
 	group = 0
 	doc = ""
-	if (line ~ /\/\*/) {
-		rest = substr(line, index(line, "/*") + 2)
-		if (index(rest, "*/") == 0)
-			in_comment = 1
-	}
+	if (index(line, "/*") > 0 &&
+	    comment_start(FILENAME, FNR, substr(line, index(line, "/*"))))
+		in_comment = 1
 }
 
 END {
-	printf "check_header_docs: %d functions, %d incomplete\n", nfuncs, nbad
-	exit (nbad > 0 ? 1 : 0)
+	printf "check_header_docs: %d functions, %d incomplete, " \
+	    "%d Ownership: none\n", nfuncs, nbad, nnone
+	exit (nbad > 0 || nnone > 0 ? 1 : 0)
 }
 ' "${headers[@]}"

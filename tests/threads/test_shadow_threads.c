@@ -10,12 +10,15 @@
  *   (racing to install its storage's default shadow) and read it: every
  *   result gets its own shadow, nobody warns, generations stay 0.
  * - handler_switch: threads keep warning while the main thread switches the
- *   handler back and forth: every warning reaches exactly one handler.
+ *   handler back and forth: every warning reaches exactly one handler, and
+ *   once cow_shadow_handler_set returns, no call of the previous handler
+ *   is running and none starts.
  *
  * A plain executable (not Criterion) so it also runs under TSan.
  * Prints "N passed, N failed"; exits non-zero on any failure.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -234,7 +237,29 @@ shared_forks(void)
 
 #define WARN_WRITES 200
 
-static atomic_int handler_a, handler_b, switch_done;
+static atomic_int switch_done;
+
+/* A handler's context: its calls, those running now, and whether it has
+ * been replaced (a call that starts then, or runs then, is a failure). */
+struct switched {
+	atomic_int calls, running, retired, late;
+};
+
+static struct switched handler_a, handler_b;
+
+static void
+count_switched(const cow_shadow_event_t *e, void *ctx)
+{
+	struct switched *h = ctx;
+
+	(void)e;
+	atomic_fetch_add(&h->running, 1);
+	if (atomic_load(&h->retired))
+		atomic_fetch_add(&h->late, 1);
+	atomic_fetch_add(&h->calls, 1);
+	sched_yield(); /* a longer call: a switch that does not wait shows */
+	atomic_fetch_sub(&h->running, 1);
+}
 
 static void *
 switch_worker(void *arg)
@@ -265,19 +290,32 @@ handler_switch(void)
 
 	pthread_barrier_destroy(&start);
 	pthread_barrier_init(&start, NULL, THREADS + 1);
-	cow_shadow_handler_set(count_all, &handler_a);
+	int busy = 0;
+
+	cow_shadow_handler_set(count_switched, &handler_a);
 	for (intptr_t i = 0; i < THREADS; i++)
 		pthread_create(&th[i], NULL, switch_worker, (void *)i);
 	pthread_barrier_wait(&start);
 	while (atomic_load(&switch_done) < THREADS || s < SWITCHES) {
-		cow_shadow_handler_set(count_all,
-		    s % 2 ? &handler_a : &handler_b);
+		struct switched *next = s % 2 ? &handler_a : &handler_b;
+		struct switched *prev = s % 2 ? &handler_b : &handler_a;
+
+		/* Counted: a call of prev still running at the load below,
+		 * or starting after the store of retired (sequentially
+		 * consistent atomics: one of the two sees the other). */
+		atomic_store(&next->retired, 0);
+		cow_shadow_handler_set(count_switched, next);
+		atomic_store(&prev->retired, 1);
+		busy += atomic_load(&prev->running) != 0;
 		s++;
 	}
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
-	check(-1, atomic_load(&handler_a) + atomic_load(&handler_b) ==
-	    THREADS * (WARN_WRITES - 1), "every warning reached a handler");
+	check(-1, atomic_load(&handler_a.calls) + atomic_load(&handler_b.calls)
+	    == THREADS * (WARN_WRITES - 1), "every warning reached a handler");
+	check(-1, busy == 0, "the previous handler still ran after the switch");
+	check(-1, atomic_load(&handler_a.late) + atomic_load(&handler_b.late)
+	    == 0, "the previous handler was called after the switch");
 }
 
 int

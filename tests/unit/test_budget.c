@@ -290,6 +290,77 @@ Test(budget, lowered_limit_holds_at_once_system)
 	lowered_limit_refuses(cow_allocator_system());
 }
 
+/* Another thread, ordered after set_limit by a lock: it drew credit under
+ * the old limit, and its next small request must see the new one. */
+struct ordered {
+	cow_allocator_t *a;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int step;           /* 1: credit drawn; 2: limit lowered */
+	cow_status_t first; /* the request before the lowering */
+	cow_status_t later; /* the request after it */
+};
+
+static void *
+ordered_thread(void *arg)
+{
+	struct ordered *o = arg;
+	cow_storage_t *held = NULL, *s = NULL;
+
+	o->first = cow_storage_new(64, o->a, &held);
+	pthread_mutex_lock(&o->lock);
+	o->step = 1;
+	pthread_cond_broadcast(&o->cond);
+	while (o->step != 2)
+		pthread_cond_wait(&o->cond, &o->lock);
+	pthread_mutex_unlock(&o->lock);
+	o->later = cow_storage_new(64, o->a, &s);
+	if (s != NULL)
+		cow_storage_release(s);
+	cow_storage_release(held);
+	return NULL;
+}
+
+static void
+lowered_limit_reaches_an_ordered_thread(cow_allocator_t *a)
+{
+	struct ordered o = {.a = a, .step = 0};
+	pthread_t t;
+
+	pthread_mutex_init(&o.lock, NULL);
+	pthread_cond_init(&o.cond, NULL);
+	cr_assert_eq(pthread_create(&t, NULL, ordered_thread, &o), 0);
+	pthread_mutex_lock(&o.lock);
+	while (o.step != 1)
+		pthread_cond_wait(&o.cond, &o.lock);
+	pthread_mutex_unlock(&o.lock);
+	cr_assert_eq(cow_allocator_set_limit(a,
+	    (size_t)cow_test_alloc_stats(a).live_bytes / 2), COW_OK);
+	pthread_mutex_lock(&o.lock);
+	o.step = 2;
+	pthread_cond_broadcast(&o.cond);
+	pthread_mutex_unlock(&o.lock);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	cr_assert_eq(cow_allocator_set_limit(a, COW_ALLOCATOR_NO_LIMIT),
+	    COW_OK);
+	cr_assert_eq(o.first, COW_OK);
+	cr_assert_eq(o.later, COW_ENOMEM, "a thread ordered after the "
+	    "lowering was granted a small request from credit drawn under "
+	    "the old limit");
+	pthread_cond_destroy(&o.cond);
+	pthread_mutex_destroy(&o.lock);
+}
+
+Test(budget, lowered_limit_reaches_an_ordered_thread_default)
+{
+	lowered_limit_reaches_an_ordered_thread(cow_allocator_default());
+}
+
+Test(budget, lowered_limit_reaches_an_ordered_thread_system)
+{
+	lowered_limit_reaches_an_ordered_thread(cow_allocator_system());
+}
+
 static void *
 credit_thread(void *arg)
 {

@@ -8,7 +8,12 @@
  * tensor's strides; the expected value of an element is found by walking
  * the chain back to the base (as_strided is absolute: it names a storage
  * position directly). Every element of every view in the chain is checked.
+ * And: views, lazy clones and reshapes read, write and copy no element.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <criterion/criterion.h>
 
 #include "cow_test.h"
@@ -716,4 +721,57 @@ Test(views, empty_shape_with_huge_sizes_in_any_order)
 	cow_tensor_release(s);
 	cow_tensor_release(b);
 	cow_tensor_release(a);
+}
+
+/* Views, lazy clones and reshapes in every mode of a tensor over memory
+ * nobody may read or write (PROT_NONE): a read or write of an element
+ * would kill the test with SIGSEGV. None copies a byte either. */
+Test(views, views_clones_and_reshapes_touch_no_element)
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	const cow_reshape_mode_t modes[3] = {COW_RESHAPE_ALIAS,
+	    COW_RESHAPE_LAZY_COPY, COW_RESHAPE_WARN};
+	cow_tensor_t *t, *row, *v[16], *c, *cc;
+	void *m;
+	int n = 0;
+
+	cr_assert_geq(page, 16 * 16 * sizeof(float));
+	m = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(m, MAP_FAILED);
+	cow_stats_reset();
+	TT_OK(cow_tensor_from_external(m, COW_DTYPE_FLOAT32, 2,
+	    (int64_t[]){16, 16}, NULL, 0, NULL, NULL, 0, NULL, &t));
+	TT_OK(cow_tensor_select(t, 0, 3, &row));
+	TT_OK(cow_tensor_slice(t, 1, 2, 14, 3, &v[n++]));
+	TT_OK(cow_tensor_narrow(t, 0, 4, 8, &v[n++]));
+	TT_OK(cow_tensor_transpose(t, 0, 1, &v[n++]));
+	TT_OK(cow_tensor_permute(t, 2, (int[]){1, 0}, &v[n++]));
+	TT_OK(cow_tensor_unsqueeze(row, 0, &v[n]));
+	TT_OK(cow_tensor_expand(v[n], 2, (int64_t[]){4, 16}, &v[n + 1]));
+	TT_OK(cow_tensor_squeeze(v[n], 0, &v[n + 2]));
+	TT_OK(cow_tensor_squeeze_all(v[n], &v[n + 3]));
+	n += 4;
+	TT_OK(cow_tensor_diagonal(t, 1, 0, 1, &v[n++]));
+	TT_OK(cow_tensor_view(t, 2, (int64_t[]){8, 32}, &v[n++]));
+	TT_OK(cow_tensor_as_strided(t, 2, (int64_t[]){4, 4},
+	    (int64_t[]){17, 1}, 5, &v[n++]));
+	for (int k = 0; k < 3; k++) {
+		TT_OK(cow_reshape_mode_set_thread(modes[k], NULL));
+		TT_OK(cow_tensor_reshape(t, 1, (int64_t[]){256}, &v[n++]));
+	}
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL));
+	TT_OK(cow_tensor_lazy_clone(row, &c));
+	TT_OK(cow_tensor_lazy_clone(c, &cc));
+	cr_assert(cow_storage_shares_data(cow_tensor_storage(t),
+	    cow_tensor_storage(cc)));
+	cr_assert_eq(cow_test_stats().bytes_copied, 0);
+	cr_assert_eq(cow_test_stats().materialize_copies +
+	    cow_test_stats().materialize_steals, 0);
+	cow_tensor_release(cc);
+	cow_tensor_release(c);
+	for (int k = 0; k < n; k++)
+		cow_tensor_release(v[k]);
+	cow_tensor_release(row);
+	cow_tensor_release(t);
+	cr_assert_eq(munmap(m, page), 0);
 }

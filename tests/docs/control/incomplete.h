@@ -1,12 +1,12 @@
-/* Negative control for check_header_docs.sh: two comments the check must
+/* Negative control for check_header_docs.sh: three comments the check must
  * refuse, and one it must accept. */
 #ifndef COW_DOCS_CONTROL_INCOMPLETE_H
 #define COW_DOCS_CONTROL_INCOMPLETE_H
 
 /**
- * cow_control_incomplete - returns 0. States ownership and thread-safety
- * but not the errors: refused.
- * Ownership: none. Thread-safety: any thread.
+ * cow_control_incomplete - returns 0. States thread-safety but not the
+ * errors: refused.
+ * Thread-safety: any thread.
  */
 COW_API int cow_control_incomplete(void);
 
@@ -24,5 +24,13 @@ COW_API void cow_control_no_ownership(int *out);
  * Thread-safety: any thread. Errors: none.
  */
 COW_API int cow_control_values_only(int a, const int *b);
+
+/**
+ * cow_control_ownership_none - writes 0 to *out. The words are all there,
+ * but its ownership line is filler, split over two lines: Ownership:
+ * none (fills *out). Refused.
+ * Thread-safety: any thread. Errors: none.
+ */
+COW_API void cow_control_ownership_none(int *out);
 
 #endif
