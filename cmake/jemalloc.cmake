@@ -10,8 +10,10 @@
 # The tarball comes from COW_JEMALLOC_SOURCE, or else from the cache that
 # scripts/deps.sh fills (${XDG_CACHE_HOME:-$HOME/.cache}/cowstore); its
 # SHA-256 must match cmake/jemalloc.sha256. The build (about a CPU-minute)
-# is kept in the same cache, keyed by that SHA-256, the configure flags and
-# the compiler, so presets and work trees on one machine share it.
+# is kept in the same cache, keyed by what changes it: that SHA-256, the
+# configure flags and the compiler's identity (its id, version and target),
+# not its path, so presets and work trees on one machine share it, and
+# `cc` and `/usr/bin/gcc` (one gcc) share one build.
 #
 # Sets COW_JEMALLOC_LIBRARY (the _pic.a), COW_JEMALLOC_INCLUDE_DIR (holds
 # cow_jemalloc.h) and COW_JEMALLOC_OBJECTS (the archive's objects, for the
@@ -71,8 +73,16 @@ if(CMAKE_CROSSCOMPILING)
     list(APPEND _cow_je_flags --with-lg-page=16)
   endif()
 endif()
+# The compiler's target: what it was configured for (-dumpmachine), which
+# tells a cross gcc from the host's gcc of the same version.
+execute_process(COMMAND ${CMAKE_C_COMPILER} -dumpmachine
+  OUTPUT_VARIABLE _cow_je_target OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE _rc ERROR_QUIET)
+if(_rc)
+  set(_cow_je_target "${CMAKE_C_COMPILER}")
+endif()
 string(SHA256 _cow_je_key
-  "${_cow_je_sha};${_cow_je_flags};${CMAKE_C_COMPILER};${CMAKE_C_COMPILER_ID};${CMAKE_C_COMPILER_VERSION}")
+  "${_cow_je_sha};${_cow_je_flags};${CMAKE_C_COMPILER_ID};${CMAKE_C_COMPILER_VERSION};${_cow_je_target}")
 string(SUBSTRING ${_cow_je_key} 0 16 _cow_je_key)
 set(_cow_je_dir "${COW_JEMALLOC_CACHE}/jemalloc-${_cow_je_key}")
 set(COW_JEMALLOC_LIBRARY "${_cow_je_dir}/lib/libjemalloc_pic.a")
@@ -88,8 +98,12 @@ if(NOT EXISTS "${_cow_je_dir}/done")
   if(NOT EXISTS "${_cow_je_dir}/done")
     set(_cow_je_work "${_cow_je_dir}.work")
     set(_cow_je_log "${_cow_je_dir}.log")
-    message(STATUS "cowstore: building the private jemalloc in ${_cow_je_dir} "
-      "(once per machine and compiler, about a CPU-minute; log: ${_cow_je_log})")
+    string(TIMESTAMP _cow_je_start "%s")
+    message(STATUS "cowstore: building the private jemalloc "
+      "(${CMAKE_C_COMPILER_ID} ${CMAKE_C_COMPILER_VERSION}, ${_cow_je_target}) "
+      "once for every build with this compiler; about a CPU-minute")
+    message(STATUS "cowstore: jemalloc cache: ${_cow_je_dir}; log: ${_cow_je_log}")
+    message(STATUS "cowstore: jemalloc 1/3: unpacking and configuring")
     file(REMOVE_RECURSE "${_cow_je_work}" "${_cow_je_dir}")
     file(MAKE_DIRECTORY "${_cow_je_work}")
     execute_process(COMMAND ${CMAKE_COMMAND} -E tar xf "${_cow_je_src}"
@@ -110,6 +124,7 @@ if(NOT EXISTS "${_cow_je_dir}/done")
       WORKING_DIRECTORY "${_cow_je_tree}" RESULT_VARIABLE _rc
       OUTPUT_FILE "${_cow_je_log}" ERROR_FILE "${_cow_je_log}")
     if(NOT _rc)
+      message(STATUS "cowstore: jemalloc 2/3: compiling (make -j${_cow_je_jobs})")
       # Only the PIC archive (build_lib_static would compile every source a
       # second time for the non-PIC one, which nothing here uses).
       execute_process(COMMAND ${_cow_je_env} make -j${_cow_je_jobs} lib/libjemalloc_pic.a
@@ -128,23 +143,50 @@ if(NOT EXISTS "${_cow_je_dir}/done")
     file(TOUCH "${_cow_je_work}/out/done")
     file(RENAME "${_cow_je_work}/out" "${_cow_je_dir}")
     file(REMOVE_RECURSE "${_cow_je_work}")
+    string(TIMESTAMP _cow_je_end "%s")
+    math(EXPR _cow_je_secs "${_cow_je_end} - ${_cow_je_start}")
+    message(STATUS "cowstore: jemalloc 3/3: built in ${_cow_je_secs} s")
   endif()
   file(LOCK "${_cow_je_dir}.lock" RELEASE)
 endif()
 
 # The archive's objects, unpacked into the build tree for the static library.
+# jemalloc builds with debug info (-g3); an optimised build (Release,
+# MinSizeRel) strips it from these objects and links the shared library with
+# an archive of them, so what it installs carries none (README, "Install":
+# the sizes; ctest install.sizes). Debug builds keep it.
+set(_cow_je_strip OFF)
+if(CMAKE_BUILD_TYPE MATCHES "^(Release|MinSizeRel)$")
+  set(_cow_je_strip ON)
+endif()
 set(_cow_je_objdir "${PROJECT_BINARY_DIR}/jemalloc-objects")
-if(NOT EXISTS "${_cow_je_objdir}/${_cow_je_key}")
+set(_cow_je_stamp "${_cow_je_objdir}/${_cow_je_key}-strip-${_cow_je_strip}")
+if(NOT EXISTS "${_cow_je_stamp}")
   file(REMOVE_RECURSE "${_cow_je_objdir}")
-  file(MAKE_DIRECTORY "${_cow_je_objdir}")
+  file(MAKE_DIRECTORY "${_cow_je_objdir}/lib")
   execute_process(COMMAND ${CMAKE_AR} x "${COW_JEMALLOC_LIBRARY}"
     WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
   if(_rc)
     message(FATAL_ERROR "cowstore: ${CMAKE_AR} x ${COW_JEMALLOC_LIBRARY} failed")
   endif()
-  file(TOUCH "${_cow_je_objdir}/${_cow_je_key}")
+  file(GLOB _cow_je_objs RELATIVE "${_cow_je_objdir}" "${_cow_je_objdir}/*.o")
+  if(_cow_je_strip)
+    execute_process(COMMAND ${CMAKE_STRIP} --strip-debug ${_cow_je_objs}
+      WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
+    if(NOT _rc)
+      execute_process(COMMAND ${CMAKE_AR} qcs lib/libjemalloc_pic.a ${_cow_je_objs}
+        WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
+    endif()
+    if(_rc)
+      message(FATAL_ERROR "cowstore: stripping jemalloc's objects failed")
+    endif()
+  endif()
+  file(TOUCH "${_cow_je_stamp}")
 endif()
 file(GLOB COW_JEMALLOC_OBJECTS "${_cow_je_objdir}/*.o")
+if(_cow_je_strip)
+  set(COW_JEMALLOC_LIBRARY "${_cow_je_objdir}/lib/libjemalloc_pic.a")
+endif()
 
 # cow_link_jemalloc(TARGET TYPE): the shared library links the archive with
 # its symbols hidden (--exclude-libs); a static library carries the

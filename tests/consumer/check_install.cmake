@@ -13,6 +13,8 @@
 #                  cc main.c $(pkg-config ...) with cowstore.pc,
 #                  cowstore-static.pc, and cowstore.pc --static plus -static;
 #                  run it
+#   sizes          no debug info in an optimised build's libraries (the
+#                  debug build's must have it: the control)
 #   pkg_config_files  what the .pc files say: no requirement, no flag but
 #                  -I (no -D__x86_64__ from ck.pc), the libraries
 #   control_old_package  negative control: a package that still calls
@@ -162,7 +164,7 @@ endfunction()
 if(CASE STREQUAL "install")
   file(REMOVE_RECURSE ${PREFIX} ${WORK})
   cow_library_install_files(want ${SOURCE_DIR} ${LIBDIR} ${INCLUDEDIR}
-    ${VERSION} ${SOVERSION} ${CONFIG})
+    ${DOCDIR} ${VERSION} ${SOVERSION} ${CONFIG})
   # A plain install: the library, headers and package files, nothing else.
   run(out "install" ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${PREFIX})
   cow_installed_files(have ${PREFIX})
@@ -193,6 +195,25 @@ if(CASE STREQUAL "install")
     endif()
     message("control: an install with the tools fails the file check")
   endif()
+
+elseif(CASE STREQUAL "sizes")
+  # README.md, "Install": an optimised build installs no debug info (the
+  # private jemalloc's is stripped, cmake/jemalloc.cmake); a debug build
+  # keeps it, which is also this check's control.
+  foreach(lib libcowstore.a libcowstore.so.${VERSION})
+    set(f ${PREFIX}/${LIBDIR}/${lib})
+    file(SIZE ${f} size)
+    run(out "readelf" ${READELF} -S -W ${f})
+    string(REGEX MATCHALL "\\.debug_[a-z_]+" debug "${out}")
+    list(LENGTH debug ndebug)
+    math(EXPR kib "${size} / 1024")
+    message("${lib}: ${kib} KiB, ${ndebug} debug sections (${CONFIG})")
+    if(CONFIG MATCHES "^(release|minsizerel)$" AND ndebug GREATER 0)
+      message(FATAL_ERROR "${lib} of an optimised build carries debug info")
+    elseif(CONFIG STREQUAL "debug" AND ndebug EQUAL 0)
+      message(FATAL_ERROR "${lib} of a debug build has no debug info")
+    endif()
+  endforeach()
 
 elseif(CASE STREQUAL "find_package_shared")
   cmake_consumer(C cowstore)

@@ -117,7 +117,8 @@ if(commands MATCHES "-Werror")
 endif()
 
 run(out "install" ${CMAKE_COMMAND} --install ${build} --prefix ${prefix})
-cow_library_install_files(want ${SOURCE_DIR} lib include ${VERSION} ${SOVERSION} release)
+cow_library_install_files(want ${SOURCE_DIR} lib include share/doc/cowstore
+  ${VERSION} ${SOVERSION} release)
 cow_installed_files(have ${prefix})
 cow_compare_files(diff "${have}" "${want}")
 if(diff)

@@ -1,16 +1,24 @@
 # install_files.cmake - what an install of cowstore holds, for
 # check_install.cmake and check_library_only.cmake (include() it).
 
-# cow_library_install_files(OUT SOURCE_DIR LIBDIR INCLUDEDIR VERSION
+include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/cow_cited_docs.cmake)
+
+# cow_library_install_files(OUT SOURCE_DIR LIBDIR INCLUDEDIR DOCDIR VERSION
 #                           SOVERSION CONFIG): the files a plain install
 # puts into its prefix, relative to it and sorted: the shared library and
 # its soname links, the static library, the public headers of the source
-# tree plus the generated version.h, the CMake package (its targets file
-# per configuration CONFIG, e.g. "release") and the two pkg-config files.
-function(cow_library_install_files out src libdir incdir version soversion config)
+# tree plus the generated version.h, the documents they cite (in DOCDIR),
+# the CMake package (its targets file per configuration CONFIG, e.g.
+# "release") and the two pkg-config files.
+function(cow_library_install_files out src libdir incdir docdir version soversion config)
   file(GLOB headers RELATIVE ${src}/include ${src}/include/cowstore/*.h)
   set(files ${headers} cowstore/version.h)
   list(TRANSFORM files PREPEND "${incdir}/")
+  cow_cited_docs(docs ${src})
+  foreach(d ${docs})
+    string(REGEX REPLACE "^docs/" "${docdir}/" d ${d})
+    list(APPEND files ${d})
+  endforeach()
   foreach(f libcowstore.so libcowstore.so.${soversion} libcowstore.so.${version}
       libcowstore.a cmake/cowstore/cowstoreConfig.cmake
       cmake/cowstore/cowstoreConfigVersion.cmake cmake/cowstore/cowstoreTargets.cmake
