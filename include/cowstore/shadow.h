@@ -97,7 +97,22 @@ COW_API cow_shadow_policy_t cow_shadow_policy_get(void);
  * handler; NULL restores cow_shadow_default_handler.
  * The handler may be called from any thread that accesses a tensor, and
  * from several at once; it may call cowstore functions, except
- * cow_shadow_handler_set (that deadlocks).
+ * cow_shadow_handler_set (that deadlocks), and must return normally.
+ * Re-entry: while a thread runs the handler, that thread's accesses never
+ * call it. They are checked and counted as any others (a write moves the
+ * generations, which judge the next access outside the handler), but one
+ * out of sync is not reported and does not use up its storage's warn-once;
+ * under COW_SHADOW_ERROR it still fails with COW_EALIASING (tested:
+ * unit.shadow:handler_reads_reported_tensor,
+ * unit.shadow:handler_writes_move_generations_unreported,
+ * unit.shadow:handler_access_leaves_warn_once_claim,
+ * unit.shadow:handler_access_under_error_policy_fails). Reports from other
+ * threads still call the handler meanwhile (tested:
+ * threads.shadow_threads:handler_reentry).
+ * A write-after-write is reported when the write access is granted (it
+ * can no longer fail), before anything is written through it and before
+ * the writer's generation moves: the handler reads the old values (tested:
+ * unit.shadow:handler_reads_writer_of_a_write).
  * Ownership: @ctx stays the caller's; it must stay valid until another
  * handler is installed.
  * Thread-safety: any thread. When it returns, no call of the previous

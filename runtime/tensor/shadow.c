@@ -19,6 +19,11 @@
  * reads of one storage may both find it out of sync. The handler is
  * protected by a reader/writer lock: calls share it, cow_shadow_handler_set
  * takes it exclusively, so no call of an old handler outlives the switch.
+ *
+ * Re-entry: while a thread runs the handler, its own accesses are checked
+ * and counted as any others but never call the handler (shadow_in_handler),
+ * so a handler that reads the reported tensor does not recurse; other
+ * threads' reports still call it.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -38,6 +43,10 @@ static cow__atomic_u64_t shadow_policy = {COW_SHADOW_WARN_ONCE};
 static pthread_rwlock_t shadow_handler_lock = PTHREAD_RWLOCK_INITIALIZER;
 static cow_shadow_handler_fn shadow_handler = cow_shadow_default_handler;
 static void *shadow_handler_ctx;
+
+/* True while the calling thread runs the handler: its accesses are not
+ * reported. Thread-local: other threads' reports still reach the handler. */
+static _Thread_local bool shadow_in_handler;
 
 #define PTHREAD_CHECK(call)                                                  \
 	do {                                                                \
@@ -117,7 +126,9 @@ shadow_of(const cow_tensor_t *t)
 }
 
 /* Report an out-of-sync access as @policy says: COW_EALIASING under
- * COW_SHADOW_ERROR, else maybe call the handler and return COW_OK. */
+ * COW_SHADOW_ERROR, else maybe call the handler and return COW_OK. An
+ * access made inside the handler on this thread calls nothing and claims
+ * nothing (the storage's warn-once is left for an access outside). */
 static cow_status_t
 shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
     uint64_t physical, uint64_t generation, cow_shadow_policy_t policy,
@@ -131,13 +142,17 @@ shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 		    ", shadow generation %" PRIu64 "): refused under "
 		    "COW_SHADOW_ERROR", shadow_kind_str(kind),
 		    (void *)t->storage, physical, generation);
+	if (shadow_in_handler)
+		return COW_OK;
 	if (policy == COW_SHADOW_WARN_ONCE &&
 	    !cow__storage_warn_claim(t->storage))
 		return COW_OK;
 	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
 	    generation};
 	PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
+	shadow_in_handler = true;
 	shadow_handler(&ev, shadow_handler_ctx);
+	shadow_in_handler = false;
 	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
 	return COW_OK;
 }

@@ -13,6 +13,10 @@
  *   handler back and forth: every warning reaches exactly one handler, and
  *   once cow_shadow_handler_set returns, no call of the previous handler
  *   is running and none starts.
+ * - handler_reentry: a handler that reads the reported tensor is not
+ *   reported again on its own thread, while another thread's report still
+ *   reaches it (the first thread's handler waits inside for it); after it
+ *   returns, the next access is reported as before.
  *
  * A plain executable (not Criterion) so it also runs under TSan.
  * Prints "N passed, N failed"; exits non-zero on any failure.
@@ -21,6 +25,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "cow_test.h"
 
@@ -318,6 +323,100 @@ handler_switch(void)
 	    == 0, "the previous handler was called after the switch");
 }
 
+/* ------------------------------------------------------------------ */
+
+/* Thread 0 stays in its handler until thread 1's report arrived. */
+static const cow_storage_t *reentry_storage[2];
+static atomic_int reentry_calls[2], reentry_inside, reentry_reads_ok;
+static atomic_int reentry_timeouts;
+
+/* Spin until *flag is set; false after 10 s (a failure, not a hang). */
+static bool
+wait_for(atomic_int *flag)
+{
+	struct timespec t0, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!atomic_load(flag)) {
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - t0.tv_sec > 10) {
+			atomic_fetch_add(&reentry_timeouts, 1);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void
+reentry_handler(const cow_shadow_event_t *e, void *ctx)
+{
+	int id = e->storage == reentry_storage[1];
+	int64_t idx[2] = {0, 0};
+	double x = -1;
+
+	(void)ctx;
+	atomic_fetch_add(&reentry_calls[id], 1);
+	/* Out of sync, like the access reported: not reported again. */
+	if (cow_tensor_get_f64(e->tensor, idx, &x) == COW_OK && x == 1)
+		atomic_fetch_add(&reentry_reads_ok, 1);
+	if (id == 0) {
+		atomic_store(&reentry_inside, 1);
+		(void)wait_for(&reentry_calls[1]);
+	}
+}
+
+static void *
+reentry_worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	cow_tensor_t *t, *u;
+	double x = -1;
+
+	if (cow_tensor_full(COW_DTYPE_FLOAT64, 1, (int64_t[]){4}, 0, NULL,
+	    &t) != COW_OK)
+		abort();
+	u = reshape_warn(t, 2, (int64_t[]){2, 2});
+	reentry_storage[id] = cow_tensor_storage(t);
+	check(id, cow_tensor_fill_(t, 1) == COW_OK, "write T");
+	pthread_barrier_wait(&start);
+	if (id == 1)
+		(void)wait_for(&reentry_inside);
+	check(id, cow_tensor_get_f64(u, (int64_t[]){0, 0}, &x) == COW_OK &&
+	    x == 1, "read U");
+	check(id, atomic_load(&reentry_calls[id]) == 1,
+	    "one call for the read and none for the handler's own");
+	if (id == 0)
+		check(id, atomic_load(&reentry_calls[1]) == 1,
+		    "thread 1's report reached the handler meanwhile");
+	pthread_barrier_wait(&start);
+	/* Both handlers returned: the next read is reported again. */
+	check(id, cow_tensor_get_f64(u, (int64_t[]){1, 1}, &x) == COW_OK,
+	    "read U again");
+	check(id, atomic_load(&reentry_calls[id]) == 2, "reported again");
+	cow_tensor_release(u);
+	cow_tensor_release(t);
+	return NULL;
+}
+
+static void
+handler_reentry(void)
+{
+	pthread_t th[2];
+
+	pthread_barrier_destroy(&start);
+	pthread_barrier_init(&start, NULL, 2);
+	cow_shadow_handler_set(reentry_handler, NULL);
+	for (intptr_t i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, reentry_worker, (void *)i);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	check(-1, atomic_load(&reentry_reads_ok) == 4,
+	    "every handler read its tensor");
+	check(-1, atomic_load(&reentry_timeouts) == 0,
+	    "a report waited for never came");
+}
+
 int
 main(void)
 {
@@ -327,6 +426,7 @@ main(void)
 	own_storages();
 	shared_forks();
 	handler_switch();
+	handler_reentry();
 	cow_shadow_handler_set(NULL, NULL);
 	pthread_barrier_destroy(&start);
 	printf("%d passed, %d failed\n", atomic_load(&passes),

@@ -24,6 +24,10 @@ struct record {
 
 static struct record rec;
 
+/* The handler tests' tensors (act_pair), released by teardown. */
+static cow_tensor_t *owned[4];
+static int n_owned;
+
 static void
 record(const cow_shadow_event_t *event, void *ctx)
 {
@@ -52,6 +56,8 @@ teardown(void)
 	cow_shadow_handler_set(NULL, NULL);
 	cow_shadow_policy_set(COW_SHADOW_WARN_ONCE);
 	cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL);
+	while (n_owned > 0)
+		cow_tensor_release(owned[--n_owned]);
 	leak_teardown();
 }
 
@@ -608,4 +614,240 @@ Test(shadow, introspection_errors)
 	cr_assert_not(cow_tensor_shares_shadow(NULL, t));
 	cr_assert_not(cow_tensor_shares_shadow(t, NULL));
 	cow_tensor_release(t);
+}
+
+/*
+ * Handlers that access tensors (issue 30, point 6). Before the re-entry
+ * rule, a handler that read the reported tensor under warn-always was
+ * reported in turn and recursed until the stack overflowed. The handler
+ * act() records what it saw; the tests assert afterwards (an assertion
+ * inside would leave the handler's lock held).
+ */
+struct act {
+	int calls;
+	cow_shadow_event_t ev[MAX_EVENTS];
+	/* On every call: read event->tensor's first element. */
+	bool read_event;
+	cow_status_t status[MAX_EVENTS];
+	double seen[MAX_EVENTS];
+	/* On the first call only: */
+	bool set_error;          /* switch to COW_SHADOW_ERROR first */
+	bool ops;                /* sum, add and reshape event->tensor */
+	char write, read;        /* 't' or 'u': act_pair's write_to, read_too */
+	cow_tensor_t *write_to;  /* fill with 7, then += 1 */
+	cow_tensor_t *read_too;  /* read element 0 */
+	cow_status_t write_status, read_status, ops_status;
+	double read_seen, sum_seen;
+	bool error_named;        /* the refusal's message says so */
+};
+
+static struct act act_rec;
+
+static void
+act_ops(struct act *a, const cow_shadow_event_t *event)
+{
+	cow_tensor_t *s = NULL, *o = NULL, *r = NULL;
+
+	a->ops_status = cow_tensor_sum(event->tensor, &s);
+	if (a->ops_status == COW_OK)
+		a->ops_status = cow_tensor_get_f64(s, NULL, &a->sum_seen);
+	if (a->ops_status == COW_OK)
+		a->ops_status = cow_tensor_add(event->tensor, event->tensor,
+		    &o);
+	if (a->ops_status == COW_OK)
+		a->ops_status = cow_tensor_reshape(a->write_to, 1,
+		    (int64_t[]){4}, &r);
+	if (r != NULL)
+		a->ops_status = cow_tensor_fill_(r, 1);
+	cow_tensor_release(r);
+	cow_tensor_release(o);
+	cow_tensor_release(s);
+}
+
+static void
+act(const cow_shadow_event_t *event, void *ctx)
+{
+	struct act *a = ctx;
+	int64_t idx[COW_TENSOR_MAX_NDIM] = {0};
+	int i = a->calls++;
+	double x = -1;
+	cow_status_t st = COW_OK;
+
+	/* Unconditional: a re-entered handler would recurse without end. */
+	if (a->read_event)
+		st = cow_tensor_get_f64(event->tensor, idx, &x);
+	if (i < MAX_EVENTS) {
+		a->ev[i] = *event;
+		a->seen[i] = x;
+		a->status[i] = st;
+	}
+	if (i != 0)
+		return;
+	if (a->set_error)
+		(void)cow_shadow_policy_set(COW_SHADOW_ERROR);
+	if (a->write_to != NULL) {
+		a->write_status = cow_tensor_fill_(a->write_to, 7);
+		a->error_named = strstr(cow_last_error(),
+		    "refused under COW_SHADOW_ERROR") != NULL;
+		if (a->write_status == COW_OK)
+			a->write_status = cow_tensor_add_scalar_(a->write_to,
+			    1);
+	}
+	if (a->read_too != NULL)
+		a->read_status = cow_tensor_get_f64(a->read_too, idx,
+		    &a->read_seen);
+	if (a->ops)
+		act_ops(a, event);
+}
+
+/* T = ones(4) and U = reshape(T) in warn mode (teardown releases them);
+ * act() installed with @cfg, warn always; then T = 2, so U is out of
+ * sync. */
+static void
+act_pair(cow_tensor_t **pt, cow_tensor_t **pu, struct act cfg)
+{
+	*pt = owned[n_owned++] = ones4(sys);
+	*pu = owned[n_owned++] = reshape(*pt, 2, (int64_t[]){2, 2});
+	act_rec = cfg;
+	if (cfg.write != 0)
+		act_rec.write_to = cfg.write == 't' ? *pt : *pu;
+	if (cfg.read != 0)
+		act_rec.read_too = cfg.read == 't' ? *pt : *pu;
+	cow_shadow_handler_set(act, &act_rec);
+	TT_OK(cow_shadow_policy_set(COW_SHADOW_WARN_ALWAYS));
+	TT_OK(cow_tensor_fill_(*pt, 2));
+}
+
+/* U = 3, a write-after-write: act() is called once; then U's set is in
+ * sync at generation @gen and U holds 3. */
+static void
+act_write_u(cow_tensor_t *u, uint64_t gen)
+{
+	TT_OK(cow_tensor_fill_(u, 3));
+	cr_assert_eq(act_rec.calls, 1, "%d calls", act_rec.calls);
+	cr_assert_eq(act_rec.ev[0].kind, COW_SHADOW_WRITE_AFTER_WRITE);
+	cr_assert_eq(pgen(u), gen);
+	cr_assert_eq(sgen(u), gen);
+	tt_assert_values(u, (double[]){3, 3, 3, 3});
+	cr_assert_eq(act_rec.calls, 1, "U's set is in sync");
+}
+
+Test(shadow, handler_reads_reported_tensor)
+{
+	cow_tensor_t *t, *u;
+
+	act_pair(&t, &u, (struct act){.read_event = true});
+	cr_assert_eq(tt_get(u, (int64_t[]){1, 1}), 2);
+	cr_assert_eq(act_rec.calls, 1, "the handler's own read is not "
+	    "reported (%d calls)", act_rec.calls);
+	cr_assert_eq(act_rec.ev[0].kind, COW_SHADOW_READ_AFTER_WRITE);
+	cr_assert_eq(act_rec.status[0], COW_OK);
+	cr_assert_eq(act_rec.seen[0], 2);
+	cr_assert_eq(pgen(t), 1, "reads bump nothing");
+	cr_assert_eq(sgen(u), 0);
+	/* Outside the handler the next access is reported as before. */
+	(void)tt_get(u, (int64_t[]){0, 0});
+	cr_assert_eq(act_rec.calls, 2);
+	cr_assert_eq(act_rec.status[1], COW_OK);
+}
+
+Test(shadow, handler_reads_writer_of_a_write)
+{
+	cow_tensor_t *t, *u;
+
+	act_pair(&t, &u, (struct act){.read_event = true});
+	/* The writer's generation moves once, after the handler. */
+	act_write_u(u, 2);
+	cr_assert_eq(act_rec.status[0], COW_OK);
+	cr_assert_eq(act_rec.seen[0], 2, "the handler runs before the data "
+	    "is written");
+	cr_assert_eq(sgen(t), 1);
+	cr_assert_eq(tt_get(t, (int64_t[]){3}), 3);
+	cr_assert_eq(act_rec.calls, 2, "T's read after U's write is "
+	    "reported");
+	cr_assert_eq(act_rec.ev[1].kind, COW_SHADOW_READ_AFTER_WRITE);
+	cr_assert_eq(act_rec.seen[1], 3);
+}
+
+/* A handler's writes are not reported but move the generations, so the
+ * next access outside is judged by them. */
+Test(shadow, handler_writes_move_generations_unreported)
+{
+	cow_tensor_t *t, *u;
+
+	act_pair(&t, &u, (struct act){.write = 'u'});
+	cr_assert_eq(tt_get(u, (int64_t[]){1, 1}), 8,
+	    "the read follows the handler's writes");
+	cr_assert_eq(act_rec.write_status, COW_OK);
+	cr_assert_eq(pgen(t), 3, "both writes counted");
+	cr_assert_eq(sgen(u), 3);
+	cr_assert_eq(sgen(t), 1);
+	(void)tt_get(u, (int64_t[]){0, 0});
+	cr_assert_eq(act_rec.calls, 1, "U is in sync now");
+	(void)tt_get(t, (int64_t[]){0});
+	cr_assert_eq(act_rec.calls, 2, "T is not");
+	cr_assert_eq(act_rec.ev[1].kind, COW_SHADOW_READ_AFTER_WRITE);
+	cr_assert_eq(act_rec.ev[1].tensor, t);
+	cr_assert_eq(act_rec.ev[1].physical_generation, 3);
+	cr_assert_eq(act_rec.ev[1].shadow_generation, 1);
+}
+
+/* Under warn-once, an access inside the handler does not use up its
+ * storage's one warning. */
+Test(shadow, handler_access_leaves_warn_once_claim)
+{
+	cow_tensor_t *t1, *u1, *t2, *u2;
+
+	act_pair(&t2, &u2, (struct act){0});
+	act_pair(&t1, &u1, (struct act){0});
+	act_rec.read_too = u2;
+	TT_OK(cow_shadow_policy_set(COW_SHADOW_WARN_ONCE));
+	(void)tt_get(u1, (int64_t[]){0, 0});
+	cr_assert_eq(act_rec.calls, 1);
+	cr_assert_eq(act_rec.read_status, COW_OK);
+	cr_assert_eq(act_rec.read_seen, 2);
+	(void)tt_get(u2, (int64_t[]){0, 0});
+	cr_assert_eq(act_rec.calls, 2, "U2's storage still warns once");
+	cr_assert_eq(act_rec.ev[1].tensor, u2);
+	(void)tt_get(u2, (int64_t[]){0, 0});
+	(void)tt_get(u1, (int64_t[]){0, 0});
+	cr_assert_eq(act_rec.calls, 2, "and only once");
+	cr_assert_eq(act_rec.ev[0].tensor, u1);
+}
+
+/* COW_SHADOW_ERROR still refuses inside a handler: the handler's call
+ * fails and changes nothing; the reported access itself succeeds. */
+Test(shadow, handler_access_under_error_policy_fails)
+{
+	cow_tensor_t *t, *u;
+	double x = 0;
+
+	act_pair(&t, &u, (struct act){.set_error = true, .write = 'u',
+	    .read = 'u'});
+	/* Only U's own write moved the generation. */
+	act_write_u(u, 2);
+	cr_assert_eq(act_rec.write_status, COW_EALIASING);
+	cr_assert(act_rec.error_named);
+	cr_assert_eq(act_rec.read_status, COW_EALIASING);
+	cr_assert_eq(cow_shadow_policy_get(), COW_SHADOW_ERROR);
+	TT_FAILS(cow_tensor_get_f64(t, (int64_t[]){0}, &x), COW_EALIASING,
+	    "read-after-write");
+	cr_assert_eq(act_rec.calls, 1);
+}
+
+/* Ops from inside the handler: reads, a new tensor, an in-place op and a
+ * warn-mode reshape of an out-of-sync tensor. */
+Test(shadow, handler_runs_ops)
+{
+	cow_tensor_t *t, *u;
+
+	act_pair(&t, &u, (struct act){.ops = true, .write = 't'});
+	/* T's two writes, the reshape's fill, then U's own write. */
+	act_write_u(u, 5);
+	cr_assert_eq(act_rec.write_status, COW_OK);
+	cr_assert_eq(act_rec.ops_status, COW_OK, "%s", cow_last_error());
+	cr_assert_eq(act_rec.sum_seen, 32, "U read T's writes");
+	cr_assert_eq(sgen(t), 3);
+	cr_assert_eq(tt_get(t, (int64_t[]){0}), 3);
+	cr_assert_eq(act_rec.calls, 2, "T's set is not in sync");
 }
