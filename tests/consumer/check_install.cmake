@@ -50,18 +50,6 @@ if(NOT CASE MATCHES "^(install|check_cflags_only|check_linkage_only)$")
   endif()
 endif()
 
-# run(VAR what command...): run a command, fail with its output if it
-# fails; VAR gets its output.
-function(run var what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-    ERROR_VARIABLE out)
-  if(rc)
-    list(JOIN ARGN " " cmd)
-    message(FATAL_ERROR "${what} failed (${rc}): ${cmd}\n${out}")
-  endif()
-  set(${var} "${out}" PARENT_SCOPE)
-endfunction()
-
 # check_linkage(BINARY KIND): shared - needs the soname of the version
 # policy; static - does not need libcowstore and defines its functions;
 # fully_static - has no dynamic section at all.
@@ -166,26 +154,15 @@ if(CASE STREQUAL "install")
   cow_library_install_files(want ${SOURCE_DIR} ${LIBDIR} ${INCLUDEDIR}
     ${DOCDIR} ${VERSION} ${SOVERSION} ${CONFIG})
   # A plain install: the library, headers and package files, nothing else.
-  run(out "install" ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${PREFIX})
-  cow_installed_files(have ${PREFIX})
-  cow_compare_files(diff "${have}" "${want}")
-  if(diff)
-    message(FATAL_ERROR "cmake --install ${BINARY_DIR} installed other files than the library's:\n${diff}")
-  endif()
-  list(LENGTH have n)
-  message("plain install: the ${n} files of the library, headers and package")
+  cow_install_exactly(have ${BINARY_DIR} ${PREFIX} "${want}"
+    "plain install (the library, headers and package)")
   # The programs are the component "tools".
   set(tools_want "")
   if(TOOLS)
     set(tools_want bin/cow_bench bin/cow_stress)
   endif()
-  run(out "install tools" ${CMAKE_COMMAND} --install ${BINARY_DIR}
-    --prefix ${WORK}/tools --component tools)
-  cow_installed_files(tools_have ${WORK}/tools)
-  cow_compare_files(diff "${tools_have}" "${tools_want}")
-  if(diff)
-    message(FATAL_ERROR "--component tools installed other files than the programs:\n${diff}")
-  endif()
+  cow_install_exactly(tools_have ${BINARY_DIR} ${WORK}/tools "${tools_want}"
+    "--component tools" --component tools)
   message("--component tools: ${tools_have}")
   # Control: the comparison fails on an install that also holds the tools.
   if(TOOLS)

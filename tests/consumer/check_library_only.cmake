@@ -30,15 +30,6 @@ foreach(v CC CFLAGS CPPFLAGS LDFLAGS)
   unset(ENV{${v}})
 endforeach()
 
-function(run var what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-    ERROR_VARIABLE out)
-  if(rc)
-    message(FATAL_ERROR "${what} failed (${rc}):\n${out}")
-  endif()
-  set(${var} "${out}" PARENT_SCOPE)
-endfunction()
-
 # check_objects(RESULT BUILD_TREE): RESULT is empty when every object under
 # BUILD_TREE/**/CMakeFiles/<target>.dir/ is one of the library's sources,
 # each compiled at most twice, else one line per problem. (The private
@@ -116,23 +107,11 @@ if(commands MATCHES "-Werror")
   message(FATAL_ERROR "the library-only build compiles with -Werror")
 endif()
 
-run(out "install" ${CMAKE_COMMAND} --install ${build} --prefix ${prefix})
 cow_library_install_files(want ${SOURCE_DIR} lib include share/doc/cowstore
   ${VERSION} ${SOVERSION} release)
-cow_installed_files(have ${prefix})
-cow_compare_files(diff "${have}" "${want}")
-if(diff)
-  message(FATAL_ERROR "the library-only install holds other files than the library's:\n${diff}")
-endif()
-list(LENGTH have n)
-message("install: the ${n} files of the library, headers and package")
-run(out "install tools" ${CMAKE_COMMAND} --install ${build} --prefix ${WORK}/tools
+cow_install_exactly(have ${build} ${prefix} "${want}" "the library-only install")
+cow_install_exactly(have ${build} ${WORK}/tools "" "--component tools (no tools built)"
   --component tools)
-cow_installed_files(have ${WORK}/tools)
-if(have)
-  message(FATAL_ERROR "--component tools installed files in a library-only build: ${have}")
-endif()
-message("--component tools: nothing (no tools built)")
 
 # Control: a full build tree fails the object check.
 check_objects(bad ${CONTROL_BUILD})

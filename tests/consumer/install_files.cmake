@@ -1,5 +1,18 @@
-# install_files.cmake - what an install of cowstore holds, for
-# check_install.cmake and check_library_only.cmake (include() it).
+# install_files.cmake - what an install of cowstore holds, and running the
+# commands that make one, for check_install.cmake, check_library_only.cmake
+# and check_tsan.cmake (include() it).
+
+# run(VAR what command...): run a command, fail with its output if it
+# fails; VAR gets its output.
+function(run var what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+    ERROR_VARIABLE out)
+  if(rc)
+    list(JOIN ARGN " " cmd)
+    message(FATAL_ERROR "${what} failed (${rc}): ${cmd}\n${out}")
+  endif()
+  set(${var} "${out}" PARENT_SCOPE)
+endfunction()
 
 include(${CMAKE_CURRENT_LIST_DIR}/../../cmake/cow_cited_docs.cmake)
 
@@ -58,4 +71,20 @@ function(cow_compare_files result actual expected)
     string(APPEND msg "  missing: ${f}\n")
   endforeach()
   set(${result} "${msg}" PARENT_SCOPE)
+endfunction()
+
+# cow_install_exactly(OUT BUILD PREFIX EXPECTED WHAT [ARGS...]): cmake
+# --install the build tree BUILD into PREFIX (with ARGS, e.g. --component
+# tools), which must then hold exactly the files of the list EXPECTED
+# (else fail, calling the install WHAT); OUT gets them.
+function(cow_install_exactly out build prefix expected what)
+  run(log "${what}" ${CMAKE_COMMAND} --install ${build} --prefix ${prefix} ${ARGN})
+  cow_installed_files(have ${prefix})
+  cow_compare_files(diff "${have}" "${expected}")
+  if(diff)
+    message(FATAL_ERROR "${what} holds other files than expected:\n${diff}")
+  endif()
+  list(LENGTH have n)
+  message("${what}: exactly the ${n} files expected")
+  set(${out} ${have} PARENT_SCOPE)
 endfunction()
