@@ -21,6 +21,7 @@
 #include <cowstore/maybe_owned.h>
 #include <cowstore/ops.h>
 #include <cowstore/tensor.h>
+#include <cowstore/testing.h>
 
 #include "api_tensor.h"
 

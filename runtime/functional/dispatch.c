@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cowstore/testing.h>
+
 #include "core/error.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
