@@ -260,7 +260,8 @@ call_accessors(struct api_tensor *s, struct fuzz_input *in)
 	    cow_tensor_offset(t) != 0 || cow_tensor_sizes(t) != NULL ||
 	    cow_tensor_strides(t) != NULL || cow_tensor_is_contiguous(t) ||
 	    cow_tensor_storage(t) != NULL || cow_tensor_const_data(t) != NULL ||
-	    cow_tensor_refcount(t) != 0))
+	    cow_tensor_refcount(t) != 0 ||
+	    cow_tensor_dtype(t) != COW_DTYPE_INVALID))
 		fail(s, "an accessor of NULL gave a value");
 	s->func = (how & 1) ? "cow_tensor_size" : "cow_tensor_stride";
 	st = ((how & 1) ? cow_tensor_size : cow_tensor_stride)(t, dim,

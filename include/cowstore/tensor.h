@@ -210,19 +210,26 @@ COW_API cow_status_t cow_tensor_from_external(void *data, cow_dtype_t dtype,
     cow_allocator_t *allocator, cow_tensor_t **out);
 
 /* ------------------------------------------------------------------ */
-/* Accessors. A NULL tensor gives 0, false or NULL.                      */
+/* Accessors. A NULL tensor gives 0, false or NULL (a dtype:
+ * COW_DTYPE_INVALID).                                                   */
 
 /**
- * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset -
- * the number of dimensions; the dtype; the number of elements (the product of
- * the sizes; 1 for a scalar); the storage offset of element [0, ..., 0], in
- * elements. Thread-safety: any thread holding a reference. Errors: none; NULL
- * gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
+ * cow_tensor_ndim / cow_tensor_numel / cow_tensor_offset - the number of
+ * dimensions; the number of elements (the product of the sizes; 1 for a
+ * scalar); the storage offset of element [0, ..., 0], in elements.
+ * Thread-safety: any thread holding a reference. Errors: none; NULL gives 0.
  */
 COW_API int cow_tensor_ndim(const cow_tensor_t *t);
-COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
 COW_API int64_t cow_tensor_numel(const cow_tensor_t *t);
 COW_API int64_t cow_tensor_offset(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_dtype - the dtype. Thread-safety: any thread holding a
+ * reference. Errors: none; NULL gives COW_DTYPE_INVALID (-1, never a
+ * tensor's dtype; cow_dtype_size() gives 0 for it). (Before 0.2 it gave
+ * 0, COW_DTYPE_BOOL.)
+ */
+COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
 
 /**
  * cow_tensor_sizes / cow_tensor_strides - the sizes and strides arrays (ndim

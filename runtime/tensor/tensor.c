@@ -218,7 +218,7 @@ cow_tensor_ndim(const cow_tensor_t *t)
 cow_dtype_t
 cow_tensor_dtype(const cow_tensor_t *t)
 {
-	return t == NULL ? (cow_dtype_t)0 : t->dtype;
+	return t == NULL ? COW_DTYPE_INVALID : t->dtype;
 }
 
 int64_t
