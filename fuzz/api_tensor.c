@@ -263,6 +263,16 @@ call_accessors(struct api_tensor *s, struct fuzz_input *in)
 	    cow_tensor_refcount(t) != 0 ||
 	    cow_tensor_dtype(t) != COW_DTYPE_INVALID))
 		fail(s, "an accessor of NULL gave a value");
+	if (how & 1) {
+		const void *p = SENTINEL;
+
+		s->func = "cow_tensor_read_data";
+		st = cow_tensor_read_data(t, (how & 2) ? &p : NULL);
+		expect(s, st, t == NULL || !(how & 2) ? S(COW_EINVAL) : S_OK,
+		    NULL);
+		if (st != COW_OK && p != SENTINEL)
+			fail(s, "failed but wrote *out");
+	}
 	s->func = (how & 1) ? "cow_tensor_size" : "cow_tensor_stride";
 	st = ((how & 1) ? cow_tensor_size : cow_tensor_stride)(t, dim,
 	    (how & 2) ? &v : NULL);

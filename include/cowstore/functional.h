@@ -45,8 +45,9 @@
  *
  * Differences from plain tensors: cow_tensor_storage() gives NULL (the
  * values belong to the layer), cow_tensor_mutable_data() is refused with
- * COW_ENOTSUP, and cow_tensor_const_data() gives a contiguous row-major
- * copy's address (valid until the next op on any tensor of the group).
+ * COW_ENOTSUP, and cow_tensor_read_data() and cow_tensor_const_data() give
+ * a contiguous row-major copy's address (valid until the next op on any
+ * tensor of the group).
  *
  * Tensors over a caller's storage (cow_tensor_from_storage while the
  * thread creates functional tensors): all the functional tensors over one

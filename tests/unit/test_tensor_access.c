@@ -1,5 +1,7 @@
 /*
  * Unambiguous answers from a tensor's accessors (issue 30, point 3):
+ * cow_tensor_read_data (a status where cow_tensor_const_data gives an
+ * ambiguous NULL), the empty case of cow_tensor_mutable_data, and
  * COW_DTYPE_INVALID from cow_tensor_dtype(NULL).
  */
 #include <criterion/criterion.h>
@@ -8,8 +10,215 @@
 #include "leak_fixture.h"
 #include "tensor_test.h"
 
+#define SENTINEL ((const void *)(uintptr_t)0x5eed)
+
 TestSuite(tensor_access, .init = leak_setup, .fini = leak_teardown,
     .timeout = 30.0);
+
+/* The storage's bytes (read access: materialises nothing). */
+static const char *
+storage_base(const cow_tensor_t *t)
+{
+	return cow_storage_const_data(cow_tensor_storage(t));
+}
+
+/* read_data and const_data agree, and give element [0, ..., 0]. */
+static void
+assert_reads_first_element(const cow_tensor_t *t, const char *what)
+{
+	const void *p = SENTINEL;
+
+	TT_OK(cow_tensor_read_data(t, &p));
+	cr_assert_not_null(p, "%s", what);
+	cr_assert_eq(p, cow_tensor_const_data(t), "%s", what);
+	cr_assert_eq((const char *)p, storage_base(t) + cow_tensor_offset(t) *
+	    (int64_t)cow_dtype_size(cow_tensor_dtype(t)), "%s", what);
+}
+
+/* ------------------------------------------------------------------ */
+/* cow_tensor_read_data.                                                 */
+
+Test(tensor_access, read_data_gives_the_first_element_of_views)
+{
+	cow_tensor_t *t = tt_arange(COW_DTYPE_FLOAT64, 2, (int64_t[]){3, 4},
+	    sys);
+	cow_tensor_t *row, *col, *tr, *sl, *ex;
+	const void *p;
+
+	assert_reads_first_element(t, "contiguous");
+	TT_OK(cow_tensor_select(t, 0, 2, &row));   /* offset 8 */
+	TT_OK(cow_tensor_select(t, 1, 3, &col));   /* offset 3, stride 4 */
+	TT_OK(cow_tensor_transpose(t, 0, 1, &tr));
+	TT_OK(cow_tensor_slice(t, 1, 1, 4, 2, &sl)); /* offset 1, step 2 */
+	TT_OK(cow_tensor_expand(row, 2, (int64_t[]){5, 4}, &ex));
+	assert_reads_first_element(row, "row");
+	assert_reads_first_element(col, "column");
+	assert_reads_first_element(tr, "transpose");
+	assert_reads_first_element(sl, "slice");
+	assert_reads_first_element(ex, "expand");
+	TT_OK(cow_tensor_read_data(col, &p));
+	cr_assert_eq(*(const double *)p, 3.0);
+	TT_OK(cow_tensor_read_data(sl, &p));
+	cr_assert_eq(*(const double *)p, 1.0);
+	TT_OK(cow_tensor_read_data(ex, &p));
+	cr_assert_eq(*(const double *)p, 8.0);
+	cow_tensor_release(ex);
+	cow_tensor_release(sl);
+	cow_tensor_release(tr);
+	cow_tensor_release(col);
+	cow_tensor_release(row);
+	cow_tensor_release(t);
+}
+
+Test(tensor_access, read_data_never_materialises)
+{
+	cow_tensor_t *t = tt_arange(COW_DTYPE_INT32, 1, (int64_t[]){8}, sys);
+	cow_tensor_t *l;
+	const void *p, *q;
+
+	TT_OK(cow_tensor_lazy_clone(t, &l));
+	TT_OK(cow_tensor_read_data(t, &p));
+	TT_OK(cow_tensor_read_data(l, &q));
+	cr_assert_eq(p, q, "both read the shared bytes");
+	cr_assert(cow_storage_is_cow(cow_tensor_storage(l)));
+	cr_assert_eq(cow_storage_share_count(cow_tensor_storage(l)), 2);
+	cow_tensor_release(l);
+	cow_tensor_release(t);
+}
+
+Test(tensor_access, read_data_of_no_elements_is_ok_and_null)
+{
+	cow_tensor_t *e, *t = tt_arange(COW_DTYPE_INT64, 2, (int64_t[]){3, 4},
+	    sys);
+	cow_tensor_t *row, *n0, *z;
+	const void *p = SENTINEL;
+
+	TT_OK(cow_tensor_empty(COW_DTYPE_INT64, 2, (int64_t[]){3, 0}, sys, &e));
+	TT_OK(cow_tensor_read_data(e, &p));
+	cr_assert_null(p, "no elements: COW_OK and NULL");
+	cr_assert_null(cow_tensor_const_data(e));
+	/* An empty view at an offset inside a storage with elements (an
+	 * empty slice keeps its base's offset). */
+	TT_OK(cow_tensor_select(t, 0, 1, &row));
+	TT_OK(cow_tensor_narrow(row, 0, 1, 0, &n0));
+	cr_assert_eq(cow_tensor_offset(n0), 4);
+	p = SENTINEL;
+	TT_OK(cow_tensor_read_data(n0, &p));
+	cr_assert_null(p);
+	/* An expand of an empty tensor. */
+	TT_OK(cow_tensor_expand(e, 3, (int64_t[]){2, 3, 0}, &z));
+	p = SENTINEL;
+	TT_OK(cow_tensor_read_data(z, &p));
+	cr_assert_null(p);
+	cow_tensor_release(z);
+	cow_tensor_release(n0);
+	cow_tensor_release(row);
+	cow_tensor_release(t);
+	cow_tensor_release(e);
+}
+
+Test(tensor_access, read_data_refuses_null_arguments)
+{
+	cow_tensor_t *t = tt_arange(COW_DTYPE_UINT8, 1, (int64_t[]){4}, sys);
+	const void *p = SENTINEL;
+
+	TT_FAILS(cow_tensor_read_data(NULL, &p), COW_EINVAL,
+	    "cow_tensor_read_data");
+	cr_assert_eq(p, SENTINEL, "out-parameter untouched");
+	TT_FAILS(cow_tensor_read_data(t, NULL), COW_EINVAL, "out");
+	cr_assert_null(cow_tensor_const_data(NULL));
+	cow_tensor_release(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* A refusal by the reshape-alias check (COW_SHADOW_ERROR, shadow.h):    */
+/* a distinct status, where const_data gives NULL as for no elements.   */
+
+static int events;
+
+static void
+count_event(const cow_shadow_event_t *event, void *ctx)
+{
+	(void)event;
+	(void)ctx;
+	events++;
+}
+
+Test(tensor_access, refused_read_has_its_own_status)
+{
+	cow_tensor_t *t, *u, *u0, *u1;
+	const void *p = SENTINEL;
+	void *w = (void *)SENTINEL;
+
+	events = 0;
+	cow_shadow_handler_set(count_event, NULL);
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, NULL));
+	TT_OK(cow_tensor_full(COW_DTYPE_FLOAT32, 1, (int64_t[]){4}, 1, sys,
+	    &t));
+	TT_OK(cow_tensor_reshape(t, 2, (int64_t[]){2, 2}, &u));
+	TT_OK(cow_tensor_narrow(u, 0, 1, 0, &u0));  /* no elements */
+	TT_OK(cow_tensor_narrow(u, 0, 1, 1, &u1));  /* one row */
+	TT_OK(cow_shadow_policy_set(COW_SHADOW_ERROR));
+	/* A write through T puts U's shadow out of sync: reads through U
+	 * (and its views) are refused. */
+	TT_OK(cow_tensor_fill_(t, 2));
+	TT_FAILS(cow_tensor_read_data(u, &p), COW_EALIASING,
+	    "read-after-write");
+	cr_assert(strstr(cow_last_error(), "cow_tensor_read_data") != NULL,
+	    "%s", cow_last_error());
+	cr_assert_eq(p, SENTINEL, "out-parameter untouched");
+	TT_FAILS(cow_tensor_read_data(u1, &p), COW_EALIASING,
+	    "read-after-write");
+	cr_assert_eq(p, SENTINEL);
+	/* const_data: NULL, as for no elements; the message tells. */
+	cr_assert_null(cow_tensor_const_data(u));
+	cr_assert(strstr(cow_last_error(), "cow_tensor_const_data") != NULL,
+	    "%s", cow_last_error());
+	/* No elements: nothing is read, nothing is checked: COW_OK. */
+	TT_OK(cow_tensor_read_data(u0, &p));
+	cr_assert_null(p);
+	/* The same for the write access: no elements, COW_OK and NULL. */
+	TT_OK(cow_tensor_mutable_data(u0, &w));
+	cr_assert_null(w);
+	w = (void *)SENTINEL;
+	TT_FAILS(cow_tensor_mutable_data(u, &w), COW_EALIASING,
+	    "write-after-write");
+	cr_assert_eq(w, (void *)SENTINEL);
+	/* T is in sync. */
+	assert_reads_first_element(t, "in sync");
+	cr_assert_eq(events, 0, "errors replace the handler");
+
+	TT_OK(cow_shadow_policy_set(COW_SHADOW_WARN_ONCE));
+	TT_OK(cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL));
+	cow_shadow_handler_set(NULL, NULL);
+	cow_tensor_release(u1);
+	cow_tensor_release(u0);
+	cow_tensor_release(u);
+	cow_tensor_release(t);
+}
+
+/* ------------------------------------------------------------------ */
+/* cow_tensor_mutable_data of no elements.                               */
+
+Test(tensor_access, mutable_data_of_no_elements_materialises_nothing)
+{
+	cow_tensor_t *t = tt_arange(COW_DTYPE_INT32, 2, (int64_t[]){2, 3},
+	    sys);
+	cow_tensor_t *l, *n0;
+	void *p = (void *)SENTINEL;
+
+	TT_OK(cow_tensor_lazy_clone(t, &l));
+	TT_OK(cow_tensor_narrow(l, 0, 1, 0, &n0));
+	TT_OK(cow_tensor_mutable_data(n0, &p));
+	cr_assert_null(p);
+	cr_assert(cow_storage_is_cow(cow_tensor_storage(l)),
+	    "nothing was materialised");
+	cr_assert_eq(cow_storage_share_count(cow_tensor_storage(t)), 2);
+	TT_FAILS(cow_tensor_mutable_data(NULL, &p), COW_EINVAL, "NULL");
+	cow_tensor_release(n0);
+	cow_tensor_release(l);
+	cow_tensor_release(t);
+}
 
 /* ------------------------------------------------------------------ */
 /* COW_DTYPE_INVALID.                                                    */
