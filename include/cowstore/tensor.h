@@ -232,6 +232,23 @@ COW_API int64_t cow_tensor_offset(const cow_tensor_t *t);
 COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
 
 /**
+ * cow_tensor_nbytes - the bytes the tensor's elements span in its
+ * storage: from the lowest byte any element occupies to one past the
+ * highest, that is (1 + sum over dimensions of stride * (size - 1)) *
+ * itemsize. It counts the bytes between elements that the view skips
+ * (a slice with a step, a column) and counts shared bytes once (an
+ * expanded dimension, stride 0, adds nothing): numel * itemsize for a
+ * contiguous tensor (and its transposes), more or less for other views.
+ * The span starts at byte cow_tensor_offset() * itemsize of the storage.
+ * 0 when the tensor has no elements. A functional tensor (functional.h)
+ * gives the span of its layout in its alias group's base, as the strided
+ * runtime would give it.
+ * Thread-safety: any thread holding a reference. Errors: none; NULL gives
+ * 0.
+ */
+COW_API size_t cow_tensor_nbytes(const cow_tensor_t *t);
+
+/**
  * cow_tensor_sizes / cow_tensor_strides - the sizes and strides arrays (ndim
  * entries each).
  * Ownership: borrowed pointer into the tensor, valid while the caller holds

@@ -233,6 +233,20 @@ cow_tensor_offset(const cow_tensor_t *t)
 	return t == NULL ? 0 : t->offset;
 }
 
+size_t
+cow_tensor_nbytes(const cow_tensor_t *t)
+{
+	int64_t end;
+
+	/* The layout's extent from offset 0. It cannot fail: the layout lies
+	 * inside its storage (a functional tensor's, inside its base). */
+	if (t == NULL || t->numel == 0 ||
+	    cow__layout_extent(t->ndim, t->sizes, t->strides, 0, t->itemsize,
+	    &end, __func__) != COW_OK)
+		return 0;
+	return (size_t)end;
+}
+
 const int64_t *
 cow_tensor_sizes(const cow_tensor_t *t)
 {
