@@ -6,6 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include <cowstore/testing.h>
+
 #include "alloc/allocator.h"
 #include "core/error.h"
 #include "core/sync.h"

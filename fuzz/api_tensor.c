@@ -21,6 +21,7 @@
 #include <cowstore/maybe_owned.h>
 #include <cowstore/ops.h>
 #include <cowstore/tensor.h>
+#include <cowstore/testing.h>
 
 #include "api_tensor.h"
 
@@ -63,6 +64,29 @@ expect(const struct api_tensor *s, cow_status_t st, unsigned allowed,
 	return false;
 }
 
+/* cow_tensor_nbytes: 0 without elements, else from element [0, ..., 0]
+ * to one past the element furthest from it; and read_data gives what
+ * const_data gives. */
+static void
+check_span(const struct api_tensor *s, const cow_tensor_t *t)
+{
+	const int64_t *sz = cow_tensor_sizes(t), *st = cow_tensor_strides(t);
+	size_t es = cow_dtype_size(cow_tensor_dtype(t));
+	size_t nb = cow_tensor_nbytes(t);
+	const void *p = SENTINEL;
+	int64_t far = 0;
+
+	for (int d = 0; d < cow_tensor_ndim(t); d++)
+		far += st[d] * (sz[d] > 0 ? sz[d] - 1 : 0);
+	if (cow_tensor_numel(t) == 0 ? nb != 0 : nb != (size_t)(far + 1) * es)
+		fail(s, "nbytes %zu for %lld elements (furthest %lld)", nb,
+		    (long long)cow_tensor_numel(t), (long long)far);
+	if (cow_tensor_read_data(t, &p) != COW_OK ||
+	    p != cow_tensor_const_data(t))
+		fail(s, "read_data %p (%s), const_data %p", p,
+		    cow_last_error(), cow_tensor_const_data(t));
+}
+
 /* Read every element through the public layout (ASan checks the memory)
  * and check the accessors agree with each other. */
 static void
@@ -81,6 +105,7 @@ touch(const struct api_tensor *s, const cow_tensor_t *t)
 	if ((p == NULL) != (n == 0))
 		fail(s, "const data %p for %lld elements", (const void *)p,
 		    (long long)n);
+	check_span(s, t);
 	if (n > 4096)
 		return; /* an expanded view: too many to walk */
 	for (int64_t k = 0; k < n; k++) {
@@ -259,8 +284,19 @@ call_accessors(struct api_tensor *s, struct fuzz_input *in)
 	    cow_tensor_offset(t) != 0 || cow_tensor_sizes(t) != NULL ||
 	    cow_tensor_strides(t) != NULL || cow_tensor_is_contiguous(t) ||
 	    cow_tensor_storage(t) != NULL || cow_tensor_const_data(t) != NULL ||
-	    cow_tensor_refcount(t) != 0))
+	    cow_tensor_refcount(t) != 0 || cow_tensor_nbytes(t) != 0 ||
+	    cow_tensor_dtype(t) != COW_DTYPE_INVALID))
 		fail(s, "an accessor of NULL gave a value");
+	if (how & 1) {
+		const void *p = SENTINEL;
+
+		s->func = "cow_tensor_read_data";
+		st = cow_tensor_read_data(t, (how & 2) ? &p : NULL);
+		expect(s, st, t == NULL || !(how & 2) ? S(COW_EINVAL) : S_OK,
+		    NULL);
+		if (st != COW_OK && p != SENTINEL)
+			fail(s, "failed but wrote *out");
+	}
 	s->func = (how & 1) ? "cow_tensor_size" : "cow_tensor_stride";
 	st = ((how & 1) ? cow_tensor_size : cow_tensor_stride)(t, dim,
 	    (how & 2) ? &v : NULL);

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include <cowstore/cowstore.h>
+#include <cowstore/testing.h>
 
 #include "api_boundary.h"
 #include "api_tensor.h"

@@ -55,6 +55,7 @@
 #include <string.h>
 
 #include <cowstore/cowstore.h>
+#include <cowstore/testing.h>
 
 #include "fuzz_cap.h"
 #include "fuzz_input.h"

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include <cowstore/cowstore.h>
+#include <cowstore/testing.h>
 
 #include "fuzz_input.h"
 #include "storage_model.h"

@@ -21,7 +21,9 @@
  *   configured with jemalloc (normal builds).
  * - system: the C library's malloc. Used by default in sanitizer, fuzz and
  *   -DCOW_WITH_JEMALLOC=OFF builds.
- * - fault: wraps another allocator and fails chosen allocations (tests).
+ * - fault: wraps another allocator and fails chosen allocations, for
+ *   testing out-of-memory paths; its functions (cow_allocator_fault_*) are
+ *   declared in testing.h, which cowstore.h does not include.
  */
 #ifndef COWSTORE_ALLOC_H
 #define COWSTORE_ALLOC_H
@@ -85,7 +87,7 @@ COW_API cow_status_t cow_allocator_new(const cow_allocator_ops_t *ops,
 
 /**
  * cow_allocator_destroy - destroy a handle made by cow_allocator_new() or
- * cow_allocator_fault_new().
+ * cow_allocator_fault_new() (testing.h).
  * Ownership: on COW_OK the handle is freed (a fault allocator's state too;
  * its @inner and a user allocator's @state stay the caller's).
  * Thread-safety: no other thread may use the handle at the same time.
@@ -246,56 +248,6 @@ COW_API size_t cow_allocator_retain_limit(cow_allocator_t *allocator);
  * Errors: none; NULL gives 0.
  */
 COW_API size_t cow_allocator_retained_bytes(cow_allocator_t *allocator);
-
-/**
- * cow_allocator_fault_new - a fault-injecting allocator around @inner.
- * Unarmed, it forwards every call to @inner's back end. Armed, it fails
- * chosen allocations (they return NULL without calling @inner). What goes
- * through it is counted and limited by the fault handle, not by @inner's
- * handle: @inner's statistics, limit and busy check do not see it.
- * Ownership: the caller owns the handle (cow_allocator_destroy); @inner must
- * outlive it. Thread-safety: any thread; arming is atomic.
- * Errors: COW_EINVAL (NULL), COW_ENOMEM.
- */
-COW_API cow_status_t cow_allocator_fault_new(cow_allocator_t *inner,
-    cow_allocator_t **out);
-
-/**
- * cow_allocator_fault_fail_nth - fail the @n-th allocation from now (1 = the
- * next one), once; later allocations succeed. @n = 0 disarms.
- * Ownership: borrows @allocator for the call.
- * Thread-safety: any thread (atomic stores); allocations that run during
- * the call may count from before or after it.
- * Errors: COW_EINVAL if @allocator is NULL or not a fault allocator.
- */
-COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
-    uint64_t n);
-
-/**
- * cow_allocator_fault_fail_random - fail each allocation with probability
- * @probability (0..1), decided by a deterministic generator seeded with
- * @seed: the k-th allocation after arming fails or not as a pure function of
- * (seed, k). Ownership: borrows @allocator for the call.
- * Thread-safety: as fault_fail_nth (with several allocating threads,
- * which allocation is the k-th depends on timing).
- * Errors: COW_EINVAL (bad handle, probability outside 0..1 or NaN).
- */
-COW_API cow_status_t cow_allocator_fault_fail_random(
-    cow_allocator_t *allocator, double probability, uint64_t seed);
-
-/**
- * cow_allocator_fault_disarm - stop failing. Ownership: borrows
- * @allocator for the call. Thread-safety: any thread (an atomic store).
- * Errors: COW_EINVAL (bad handle).
- */
-COW_API cow_status_t cow_allocator_fault_disarm(cow_allocator_t *allocator);
-
-/**
- * cow_allocator_fault_injected - how many allocations this fault allocator
- * has failed on purpose since it was made. Thread-safety: any thread (an
- * atomic load). Errors: none; a NULL or non-fault handle gives 0.
- */
-COW_API uint64_t cow_allocator_fault_injected(const cow_allocator_t *allocator);
 
 #ifdef __cplusplus
 }

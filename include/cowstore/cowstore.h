@@ -1,6 +1,8 @@
 /*
  * cowstore: copy-on-write tensor storage, safe under concurrency.
- * Umbrella header: includes the whole public API.
+ * Umbrella header: includes the whole public API, except the test hooks
+ * of testing.h (the fault allocator, borrow debugging, the opaque test
+ * backend), which a program that uses them includes itself.
  */
 #ifndef COWSTORE_COWSTORE_H
 #define COWSTORE_COWSTORE_H

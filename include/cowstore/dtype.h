@@ -28,6 +28,11 @@ extern "C" {
  *   first (C's float _Complex and double _Complex layout).
  */
 typedef enum cow_dtype {
+	/* Not a dtype: what cow_tensor_dtype() gives for NULL. Outside the
+	 * valid range [0, COW_DTYPE_COUNT) for good (new dtypes are appended
+	 * above), so it is never a tensor's dtype; every function that takes
+	 * a dtype refuses it as an unknown one. */
+	COW_DTYPE_INVALID = -1,
 	COW_DTYPE_BOOL = 0,
 	COW_DTYPE_UINT8 = 1,
 	COW_DTYPE_INT32 = 2,
@@ -45,13 +50,14 @@ typedef enum cow_dtype {
 	COW_DTYPE_COMPLEX128 = 14
 } cow_dtype_t;
 
+/* The number of dtypes: the valid ones are 0 .. COW_DTYPE_COUNT - 1. */
 #define COW_DTYPE_COUNT 15
 
 /**
  * cow_dtype_size - bytes per element of @dtype: 1 (bool, int8, uint8), 2
  * (int16, uint16, float16, bfloat16), 4 (int32, uint32, float32), 8 (int64,
  * uint64, float64, complex64) or 16 (complex128). Thread-safety: any thread.
- * Errors: none; an unknown value gives 0.
+ * Errors: none; COW_DTYPE_INVALID and any other unknown value give 0.
  */
 COW_API size_t cow_dtype_size(cow_dtype_t dtype);
 
@@ -61,7 +67,8 @@ COW_API size_t cow_dtype_size(cow_dtype_t dtype);
  * "float16", "bfloat16" (PyTorch's; NumPy has none), "complex64",
  * "complex128".
  * Ownership: static string; never free it. Thread-safety: any thread.
- * Errors: none; an unknown value gives "unknown".
+ * Errors: none; COW_DTYPE_INVALID and any other unknown value give
+ * "unknown".
  */
 COW_API const char *cow_dtype_name(cow_dtype_t dtype);
 

@@ -34,10 +34,10 @@
  *   no access is reported to the handler, and COW_SHADOW_ERROR refuses
  *   none (where the strided runtime returns COW_EALIASING, the functional
  *   program goes on with the aliased values);
- * - a backend that cannot alias (cow_backend_opaque_test) holds every
- *   view's elements in a buffer of its own, so a view the strided runtime
- *   makes without copying (an expand to 2^40 elements) allocates its whole
- *   size there, and can fail with COW_ENOMEM (tested:
+ * - a backend that cannot alias (cow_backend_opaque_test, testing.h)
+ *   holds every view's elements in a buffer of its own, so a view the
+ *   strided runtime makes without copying (an expand to 2^40 elements)
+ *   allocates its whole size there, and can fail with COW_ENOMEM (tested:
  *   unit.functional_api:opaque_backend_allocates_a_view_whole).
  * A functional tensor reports the sizes, strides, offset and contiguity
  * that the strided runtime would give it (strides describe its place in
@@ -45,8 +45,9 @@
  *
  * Differences from plain tensors: cow_tensor_storage() gives NULL (the
  * values belong to the layer), cow_tensor_mutable_data() is refused with
- * COW_ENOTSUP, and cow_tensor_const_data() gives a contiguous row-major
- * copy's address (valid until the next op on any tensor of the group).
+ * COW_ENOTSUP, and cow_tensor_read_data() and cow_tensor_const_data() give
+ * a contiguous row-major copy's address (valid until the next op on any
+ * tensor of the group).
  *
  * Tensors over a caller's storage (cow_tensor_from_storage while the
  * thread creates functional tensors): all the functional tensors over one
@@ -117,17 +118,18 @@ extern "C" {
  *   lazy clones). It does not need functionalization.
  * - cow_backend_opaque_test(): a test backend for devices that cannot alias:
  *   every value is a contiguous buffer it owns (no strides, no sharing, no
- *   views). It declares that it needs functionalization.
+ *   views). It declares that it needs functionalization. A test hook:
+ *   declared in testing.h, which cowstore.h does not include.
  */
 typedef struct cow_backend_s cow_backend_t;
 
 /**
- * cow_backend_strided / cow_backend_opaque_test - the built-in backends.
- * Ownership: static objects; never free them. Thread-safety: any thread.
+ * cow_backend_strided - the built-in strided backend (the other built-in,
+ * cow_backend_opaque_test, is in testing.h).
+ * Ownership: a static object; never free it. Thread-safety: any thread.
  * Errors: none.
  */
 COW_API const cow_backend_t *cow_backend_strided(void);
-COW_API const cow_backend_t *cow_backend_opaque_test(void);
 
 /**
  * cow_backend_name - "strided" or "opaque_test"; NULL gives "none".

@@ -32,9 +32,10 @@
  *   debug_borrow field is always present and is NULL unless a debug build
  *   recorded the borrow.
  * - The library exports cow_borrow_debug_begin/end/enabled/outstanding in
- *   every build. A library built without COW_DEBUG_BORROWS records nothing
- *   (begin returns NULL), so a debug user of a release library still runs,
- *   unchecked.
+ *   every build (begin and end are declared below, for the inline
+ *   functions; enabled and outstanding, test hooks, in testing.h). A
+ *   library built without COW_DEBUG_BORROWS records nothing (begin returns
+ *   NULL), so a debug user of a release library still runs, unchecked.
  * - A release user of a debug library takes unrecorded borrows, which are
  *   never checked: the library aborts only for borrows it recorded.
  * - cow_maybe_owned_release() ends a recorded borrow in every build, so a
@@ -71,8 +72,11 @@ typedef struct cow_maybe_owned_s {
 /**
  * cow_borrow_debug_begin - record a borrow of @t taken at @file:@line and
  * return the record (or NULL when the library was built without
- * COW_DEBUG_BORROWS, or @t is NULL). Used by the macros below; not meant to
- * be called directly. @file must be a string that lives forever (__FILE__).
+ * COW_DEBUG_BORROWS, or @t is NULL). Used by the inline functions and
+ * macros below, which is why it is declared here; not meant to be called
+ * directly. @file must be a string that lives forever (__FILE__). The
+ * test hooks that read the records, cow_borrow_debug_enabled() and
+ * cow_borrow_debug_outstanding(), are in testing.h.
  * Ownership: the record belongs to the caller until cow_borrow_debug_end()
  * frees it; @t is not retained. Thread-safety: any thread (the records are
  * under a library lock).
@@ -82,25 +86,12 @@ COW_API void *cow_borrow_debug_begin(cow_tensor_t *t, const char *file,
     int line);
 
 /**
- * cow_borrow_debug_end - end a borrow recorded by cow_borrow_debug_begin.
+ * cow_borrow_debug_end - end a borrow recorded by cow_borrow_debug_begin
+ * (called by cow_maybe_owned_release, inline).
  * Ownership: frees @record. Thread-safety: any thread.
  * Errors: none; NULL does nothing.
  */
 COW_API void cow_borrow_debug_end(void *record);
-
-/**
- * cow_borrow_debug_enabled - true when the library records borrows (it was
- * built with COW_DEBUG_BORROWS). Thread-safety: any thread. Errors: none.
- */
-COW_API bool cow_borrow_debug_enabled(void);
-
-/**
- * cow_borrow_debug_outstanding - how many recorded borrows of @t are
- * outstanding (always 0 in a library built without COW_DEBUG_BORROWS). A
- * diagnostic for tests. Thread-safety: any thread holding a reference on @t
- * (takes the library's borrow lock). Errors: none; NULL gives 0.
- */
-COW_API size_t cow_borrow_debug_outstanding(const cow_tensor_t *t);
 
 /**
  * cow_maybe_owned_owned - wrap a reference the caller owns (inline).

@@ -210,19 +210,43 @@ COW_API cow_status_t cow_tensor_from_external(void *data, cow_dtype_t dtype,
     cow_allocator_t *allocator, cow_tensor_t **out);
 
 /* ------------------------------------------------------------------ */
-/* Accessors. A NULL tensor gives 0, false or NULL.                      */
+/* Accessors. A NULL tensor gives 0, false or NULL (a dtype:
+ * COW_DTYPE_INVALID).                                                   */
 
 /**
- * cow_tensor_ndim / cow_tensor_dtype / cow_tensor_numel / cow_tensor_offset -
- * the number of dimensions; the dtype; the number of elements (the product of
- * the sizes; 1 for a scalar); the storage offset of element [0, ..., 0], in
- * elements. Thread-safety: any thread holding a reference. Errors: none; NULL
- * gives 0 (for dtype, 0 is COW_DTYPE_BOOL).
+ * cow_tensor_ndim / cow_tensor_numel / cow_tensor_offset - the number of
+ * dimensions; the number of elements (the product of the sizes; 1 for a
+ * scalar); the storage offset of element [0, ..., 0], in elements.
+ * Thread-safety: any thread holding a reference. Errors: none; NULL gives 0.
  */
 COW_API int cow_tensor_ndim(const cow_tensor_t *t);
-COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
 COW_API int64_t cow_tensor_numel(const cow_tensor_t *t);
 COW_API int64_t cow_tensor_offset(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_dtype - the dtype. Thread-safety: any thread holding a
+ * reference. Errors: none; NULL gives COW_DTYPE_INVALID (-1, never a
+ * tensor's dtype; cow_dtype_size() gives 0 for it). (Before 0.2 it gave
+ * 0, COW_DTYPE_BOOL.)
+ */
+COW_API cow_dtype_t cow_tensor_dtype(const cow_tensor_t *t);
+
+/**
+ * cow_tensor_nbytes - the bytes the tensor's elements span in its
+ * storage: from the lowest byte any element occupies to one past the
+ * highest, that is (1 + sum over dimensions of stride * (size - 1)) *
+ * itemsize. It counts the bytes between elements that the view skips
+ * (a slice with a step, a column) and counts shared bytes once (an
+ * expanded dimension, stride 0, adds nothing): numel * itemsize for a
+ * contiguous tensor (and its transposes), more or less for other views.
+ * The span starts at byte cow_tensor_offset() * itemsize of the storage.
+ * 0 when the tensor has no elements. A functional tensor (functional.h)
+ * gives the span of its layout in its alias group's base, as the strided
+ * runtime would give it.
+ * Thread-safety: any thread holding a reference. Errors: none; NULL gives
+ * 0.
+ */
+COW_API size_t cow_tensor_nbytes(const cow_tensor_t *t);
 
 /**
  * cow_tensor_sizes / cow_tensor_strides - the sizes and strides arrays (ndim
@@ -264,29 +288,49 @@ COW_API bool cow_tensor_is_contiguous(const cow_tensor_t *t);
 COW_API cow_storage_t *cow_tensor_storage(const cow_tensor_t *t);
 
 /**
- * cow_tensor_const_data - address of element [0, ..., 0] for reading. Never
- * materialises.
- * Ownership: borrowed; valid until the next write through the tensor's
- * storage (which may move a COW storage's data) or its release; never write
+ * cow_tensor_read_data - address of element [0, ..., 0] for reading, with
+ * a status. Never materialises. A tensor with no elements gives COW_OK and
+ * *out NULL (it reads nothing, so the reshape-alias check is not made).
+ * A functional tensor (functional.h) gives a contiguous row-major copy's
+ * address, valid until the next op on any tensor of its alias group.
+ * Ownership: *out is borrowed; valid until the next write through the
+ * tensor's storage (which may move a COW storage's data) or its release;
+ * never write through it.
+ * Thread-safety: a read of the tensor's storage.
+ * Errors: COW_EINVAL (NULL t or out), COW_EALIASING (the reshape-alias
+ * check refuses the read under COW_SHADOW_ERROR, shadow.h), COW_ENOMEM (a
+ * functional tensor's sync or copy failed); *out is untouched on failure.
+ */
+COW_API cow_status_t cow_tensor_read_data(const cow_tensor_t *t,
+    const void **out);
+
+/**
+ * cow_tensor_const_data - cow_tensor_read_data() without the status: the
+ * address, or NULL. NULL is ambiguous: it is given for a NULL tensor, for a
+ * tensor with no elements (no error), and when the read is refused (the
+ * reshape-alias check, COW_SHADOW_ERROR; a functional tensor's COW_ENOMEM;
+ * cow_last_error() says why). Use cow_tensor_read_data() to tell them
+ * apart.
+ * Ownership: borrowed, as cow_tensor_read_data's *out; never write
  * through it. Thread-safety: a read of the tensor's storage.
- * Errors: none reported by status; NULL for a NULL tensor, when the tensor
- * has no elements, or when the reshape-alias check refuses the read
- * (COW_SHADOW_ERROR, shadow.h; cow_last_error() says why).
+ * Errors: none reported by status (above).
  */
 COW_API const void *cow_tensor_const_data(const cow_tensor_t *t);
 
 /**
  * cow_tensor_mutable_data - address of element [0, ..., 0] for writing. A
  * COW storage is materialised first (cow_storage_mutable_data), which moves
- * the data for every tensor viewing that storage. *out is NULL (and nothing
- * is materialised) when the tensor has no elements.
+ * the data for every tensor viewing that storage. A tensor with no
+ * elements gives COW_OK and *out NULL, and nothing happens: no
+ * materialisation and no reshape-alias check (a functional one is refused
+ * all the same, COW_ENOTSUP).
  * Ownership: *out is borrowed from the storage, as cow_storage_mutable_data:
  * kept across a lazy clone, it writes into the clone's bytes too (pin the
  * storage instead: cow_tensor_pin).
  * Thread-safety: a write on the tensor's storage.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed), COW_EALIASING
  * (refused by the reshape-alias check, shadow.h; nothing changed),
- * COW_ENOTSUP (a functional tensor).
+ * COW_ENOTSUP (a functional tensor); *out is untouched on failure.
  */
 COW_API cow_status_t cow_tensor_mutable_data(cow_tensor_t *t, void **out);
 

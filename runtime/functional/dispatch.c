@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cowstore/testing.h>
+
 #include "core/error.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
@@ -24,7 +26,7 @@ const struct cow__tensor_ext cow__fn_ext = {
 	.reshape = cow__fn_reshape,
 	.clone = cow__fn_clone,
 	.lazy_clone = cow__fn_lazy_clone,
-	.const_data = cow__fn_const_data,
+	.read_data = cow__fn_read_data,
 	.mutable_data = cow__fn_mutable_data,
 	.get = cow__fn_get,
 	.set = cow__fn_set,

@@ -48,7 +48,8 @@ cow_status_t cow__fn_clone(const cow_tensor_t *t, cow_tensor_t **out,
 cow_status_t cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out);
 
 /* Element access. */
-const void *cow__fn_const_data(const cow_tensor_t *t);
+cow_status_t cow__fn_read_data(const cow_tensor_t *t, const void **out,
+    const char *func);
 cow_status_t cow__fn_mutable_data(cow_tensor_t *t, void **out);
 cow_status_t cow__fn_get(const cow_tensor_t *t, const int64_t *index,
     double *f, int64_t *i, const char *func);

@@ -211,26 +211,29 @@ cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 /* ------------------------------------------------------------------ */
 /* Element access.                                                       */
 
-const void *
-cow__fn_const_data(const cow_tensor_t *t)
+cow_status_t
+cow__fn_read_data(const cow_tensor_t *t, const void **out, const char *func)
 {
-	static const char func[] = "cow_tensor_const_data";
 	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fval *c;
 	const void *p;
+	cow_status_t st;
 	bool copy;
 
-	if (cow__fn_sync((cow_tensor_t *)t, func) != COW_OK)
-		return NULL;
+	if ((st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
+		return st;
 	p = fn->value->be->ops->dense_data(fn->value, &copy);
-	if (!copy)
-		return p;
-	/* Same elements, row-major: it becomes the tensor's value. */
-	if (fn->value->be->ops->convert(fn->value, fn->value->dtype,
-	    fn->value->ndim, fn->value->sizes, &c, func) != COW_OK)
-		return NULL;
-	cow__fval_assign(&fn->value, c);
-	return c->be->ops->dense_data(c, &copy);
+	if (copy) {
+		/* Same elements, row-major: it becomes the tensor's value. */
+		if ((st = fn->value->be->ops->convert(fn->value,
+		    fn->value->dtype, fn->value->ndim, fn->value->sizes, &c,
+		    func)) != COW_OK)
+			return st;
+		cow__fval_assign(&fn->value, c);
+		p = c->be->ops->dense_data(c, &copy);
+	}
+	*out = p;
+	return COW_OK;
 }
 
 cow_status_t

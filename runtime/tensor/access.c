@@ -1,7 +1,7 @@
 /*
  * access.c - the one read access and the one write access to a tensor's
  * elements (see tensor.h), and the public accessors built on them:
- * const/mutable data and single elements.
+ * read/const/mutable data and single elements.
  *
  * Nothing else in runtime/tensor/ calls cow_storage_const_data() or
  * cow_storage_mutable_data(): an op that reads goes through
@@ -87,14 +87,36 @@ cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
 	    in->offset * (int64_t)in->itemsize;
 }
 
+/* The public read access (cow_tensor_read_data, cow_tensor_const_data),
+ * errors naming @func. */
+static cow_status_t
+public_read(const cow_tensor_t *t, const void **out, const char *func)
+{
+	const char *p;
+	cow_status_t st;
+
+	if (t->ext != NULL)
+		return t->ext->read_data(t, out, func);
+	if ((st = cow__tensor_read_data(t, &p, func)) != COW_OK)
+		return st;
+	*out = p;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_read_data(const cow_tensor_t *t, const void **out)
+{
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	return public_read(t, out, __func__);
+}
+
 const void *
 cow_tensor_const_data(const cow_tensor_t *t)
 {
-	const char *p;
+	const void *p;
 
-	if (t != NULL && t->ext != NULL)
-		return t->ext->const_data(t);
-	if (t == NULL || cow__tensor_read_data(t, &p, __func__) != COW_OK)
+	if (t == NULL || public_read(t, &p, __func__) != COW_OK)
 		return NULL;
 	return p;
 }

@@ -37,6 +37,8 @@ cow_dtype_size(cow_dtype_t dtype)
 		return 8;
 	case COW_DTYPE_COMPLEX128:
 		return 16;
+	case COW_DTYPE_INVALID:
+		break;
 	}
 	return 0;
 }
@@ -60,6 +62,7 @@ cow_dtype_name(cow_dtype_t dtype)
 	case COW_DTYPE_BFLOAT16: return "bfloat16";
 	case COW_DTYPE_COMPLEX64: return "complex64";
 	case COW_DTYPE_COMPLEX128: return "complex128";
+	case COW_DTYPE_INVALID: break;
 	}
 	return "unknown";
 }
@@ -188,6 +191,8 @@ load(cow_dtype_t dtype, const void *p)
 		v = cow__value_f64(f64[0]);
 		v.im = f64[1];
 		break;
+	case COW_DTYPE_INVALID: /* never a tensor's dtype */
+		break;
 	}
 	return v;
 }
@@ -310,6 +315,8 @@ store(cow_dtype_t dtype, void *p, cow__value_t v)
 		f64[1] = v.im;
 		memcpy(p, f64, 16);
 		break;
+	case COW_DTYPE_INVALID: /* never a tensor's dtype */
+		break;
 	}
 }
 
@@ -345,6 +352,8 @@ load_n(cow_dtype_t dtype, const char *p, int64_t ps, cow__value_t *v,
 		break;
 	CASES(LOAD_CASE)
 #undef LOAD_CASE
+	case COW_DTYPE_INVALID: /* never a tensor's dtype */
+		break;
 	}
 }
 
@@ -360,6 +369,8 @@ store_n(cow_dtype_t dtype, char *p, int64_t ps, const cow__value_t *v,
 		break;
 	CASES(STORE_CASE)
 #undef STORE_CASE
+	case COW_DTYPE_INVALID: /* never a tensor's dtype */
+		break;
 	}
 }
 

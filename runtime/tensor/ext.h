@@ -65,9 +65,12 @@ struct cow__tensor_ext {
 	    const char *func);
 	cow_status_t (*lazy_clone)(cow_tensor_t *t, cow_tensor_t **out);
 
-	/* Element access. get: *f when @f is set, else *i. set: the value
-	 * in *f when @f is set, else in *i. */
-	const void *(*const_data)(const cow_tensor_t *t);
+	/* Element access. read_data: cow_tensor_read_data's contract, the
+	 * errors naming @func (it serves cow_tensor_const_data too). get: *f
+	 * when @f is set, else *i. set: the value in *f when @f is set, else
+	 * in *i. */
+	cow_status_t (*read_data)(const cow_tensor_t *t, const void **out,
+	    const char *func);
 	cow_status_t (*mutable_data)(cow_tensor_t *t, void **out);
 	cow_status_t (*get)(const cow_tensor_t *t, const int64_t *index,
 	    double *f, int64_t *i, const char *func);

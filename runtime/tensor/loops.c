@@ -814,6 +814,8 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 	case COW_DTYPE_COMPLEX128:
 		SUM_RUN_COMPLEX(double, pairwise_c128);
 		break;
+	case COW_DTYPE_INVALID: /* never a tensor's dtype */
+		break;
 	}
 	return true;
 }
@@ -879,6 +881,8 @@ cow__loop_equal(char *const *p, const int64_t *s, int64_t n, void *arg)
 		break;
 	case COW_DTYPE_COMPLEX128:
 		EQUAL_RUN(double, 2, x[0] == y[0] && x[1] == y[1]);
+		break;
+	case COW_DTYPE_INVALID: /* never a tensor's dtype */
 		break;
 	}
 	return true;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include <cowstore/maybe_owned.h>
+#include <cowstore/testing.h>
 
 #include "core/die.h"
 #include "core/error.h"

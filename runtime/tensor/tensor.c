@@ -218,7 +218,7 @@ cow_tensor_ndim(const cow_tensor_t *t)
 cow_dtype_t
 cow_tensor_dtype(const cow_tensor_t *t)
 {
-	return t == NULL ? (cow_dtype_t)0 : t->dtype;
+	return t == NULL ? COW_DTYPE_INVALID : t->dtype;
 }
 
 int64_t
@@ -231,6 +231,20 @@ int64_t
 cow_tensor_offset(const cow_tensor_t *t)
 {
 	return t == NULL ? 0 : t->offset;
+}
+
+size_t
+cow_tensor_nbytes(const cow_tensor_t *t)
+{
+	int64_t end;
+
+	/* The layout's extent from offset 0. It cannot fail: the layout lies
+	 * inside its storage (a functional tensor's, inside its base). */
+	if (t == NULL || t->numel == 0 ||
+	    cow__layout_extent(t->ndim, t->sizes, t->strides, 0, t->itemsize,
+	    &end, __func__) != COW_OK)
+		return 0;
+	return (size_t)end;
 }
 
 const int64_t *

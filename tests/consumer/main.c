@@ -1,8 +1,10 @@
-/* A program that uses the installed cowstore. */
+/* A program that uses the installed cowstore, test hooks (testing.h,
+ * installed beside the other headers) included. */
 #include <stdio.h>
 #include <string.h>
 
 #include <cowstore/cowstore.h>
+#include <cowstore/testing.h>
 
 int
 main(void)

@@ -2,9 +2,11 @@
  * A C++ program that uses the installed cowstore: the public headers
  * compile as C++ (-Wall -Wextra -Wpedantic -Werror, C++11) and their
  * extern "C" declarations link against the C library. The storage is held
- * by a small RAII owner, as C++ code would.
+ * by a small RAII owner, as C++ code would. The test hooks' header
+ * (testing.h, not included by cowstore.h) compiles and links as C++ too.
  */
 #include <cowstore/cowstore.h>
+#include <cowstore/testing.h>
 
 #include <cstdio>
 #include <cstring>
@@ -43,6 +45,8 @@ main()
 		return 2;
 	if (std::strcmp(cow_version_string(), COW_VERSION_STRING) != 0)
 		return 3;
+	if (cow_allocator_fault_injected(nullptr) != 0)
+		return 4;
 	std::printf("ok (C++, cowstore %s)\n", cow_version_string());
 	return 0;
 }

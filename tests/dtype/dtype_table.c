@@ -157,6 +157,8 @@ make_grid(struct grid *g, cow_dtype_t dtype)
 		    1e-320, 1.0 + 0x3p-53, 1.0 - 0x1p-53, 1e200, -1e-200);
 		g->n /= 2;
 		break;
+	case COW_DTYPE_INVALID: /* not a dtype: never asked for */
+		break;
 	}
 }
 

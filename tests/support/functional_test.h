@@ -24,6 +24,7 @@
 #include <criterion/criterion.h>
 
 #include <cowstore/functional.h>
+#include <cowstore/testing.h>
 
 #include "cow_test.h"
 #include "tensor_test.h"

@@ -20,6 +20,8 @@
 
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "cow_test.h"
 
 static cow_allocator_t *sys;

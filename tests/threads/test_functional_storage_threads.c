@@ -31,6 +31,7 @@
 #include <stdio.h>
 
 #include <cowstore/functional.h>
+#include <cowstore/testing.h>
 
 #include "cow_test.h"
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include <cowstore/functional.h>
+#include <cowstore/testing.h>
 
 #include "cow_test.h"
 

@@ -5,6 +5,8 @@
 
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "cow_test.h"
 
 TestSuite(alloc, .timeout = 30.0);

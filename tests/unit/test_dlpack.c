@@ -5,6 +5,8 @@
  */
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "interop/dlpack_abi.h"
 #include "leak_fixture.h"
 

@@ -11,6 +11,8 @@
 
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "leak_fixture.h"
 
 #define N 4096

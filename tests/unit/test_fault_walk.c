@@ -8,6 +8,8 @@
 
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "cow_test.h"
 #include "leak_fixture.h"
 

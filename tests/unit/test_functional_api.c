@@ -2,6 +2,8 @@
  * Functionalization at its boundaries: wrap, to_plain, mixing plain and
  * functional operands, refused access, backends and modes.
  */
+#include <cowstore/testing.h>
+
 #include "functional_test.h"
 
 TestSuite(functional, .timeout = 60.0);

@@ -3,6 +3,8 @@
  * COW_ENOMEM, changes no value anyone can read, leaks nothing; the retry
  * succeeds.
  */
+#include <cowstore/testing.h>
+
 #include "functional_test.h"
 #include "leak_fixture.h"
 

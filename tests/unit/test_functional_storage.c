@@ -3,6 +3,8 @@
  * makes tensors that alias, in every way, and the writes reach the storage
  * (the three ways of functional_test.h).
  */
+#include <cowstore/testing.h>
+
 #include "functional_test.h"
 
 TestSuite(functional, .timeout = 60.0);

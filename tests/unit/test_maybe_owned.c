@@ -12,6 +12,8 @@
 
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "cow_test.h"
 #include "tensor_test.h"
 

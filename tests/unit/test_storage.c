@@ -3,6 +3,8 @@
  */
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "cow_test.h"
 
 #define N 4096

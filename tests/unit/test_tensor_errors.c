@@ -6,6 +6,8 @@
  */
 #include <criterion/criterion.h>
 
+#include <cowstore/testing.h>
+
 #include "cow_test.h"
 #include "leak_fixture.h"
 #include "tensor_test.h"
