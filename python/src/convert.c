@@ -552,7 +552,9 @@ pycow_scalar_like(PyObject *value, cow_dtype_t dtype, cow_tensor_t **out)
 cow_status_t
 pycow_read_then_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
-	if (cow_tensor_numel(t) > 0 && cow_tensor_const_data(t) == NULL)
-		return COW_EALIASING;   /* refused: cow_last_error() says why */
+	const void *data;
+	cow_status_t rc = cow_tensor_read_data(t, &data);
+	if (rc != COW_OK)
+		return rc;   /* refused: cow_last_error() says why */
 	return cow_tensor_lazy_clone(t, out);
 }
