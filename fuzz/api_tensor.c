@@ -76,8 +76,11 @@ check_span(const struct api_tensor *s, const cow_tensor_t *t)
 	const void *p = SENTINEL;
 	int64_t far = 0;
 
-	for (int d = 0; d < cow_tensor_ndim(t); d++)
-		far += st[d] * (sz[d] > 0 ? sz[d] - 1 : 0);
+	/* Only a tensor with elements lies inside its storage; without any,
+	 * the other dimensions' sizes and strides may be as large as int64
+	 * allows, and their products overflow. */
+	for (int d = 0; d < cow_tensor_ndim(t) && cow_tensor_numel(t) > 0; d++)
+		far += st[d] * (sz[d] - 1);
 	if (cow_tensor_numel(t) == 0 ? nb != 0 : nb != (size_t)(far + 1) * es)
 		fail(s, "nbytes %zu for %lld elements (furthest %lld)", nb,
 		    (long long)cow_tensor_numel(t), (long long)far);
