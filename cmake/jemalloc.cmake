@@ -148,6 +148,9 @@ if(NOT EXISTS "${_cow_je_dir}/done")
     message(STATUS "cowstore: jemalloc 3/3: built in ${_cow_je_secs} s")
   endif()
   file(LOCK "${_cow_je_dir}.lock" RELEASE)
+else()
+  message(STATUS "cowstore: private jemalloc (${CMAKE_C_COMPILER_ID} "
+    "${CMAKE_C_COMPILER_VERSION}, ${_cow_je_target}) from the cache: ${_cow_je_dir}")
 endif()
 
 # The archive's objects, unpacked into the build tree for the static library.
