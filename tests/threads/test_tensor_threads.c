@@ -4,7 +4,9 @@
  * mode, borrow it through MaybeOwned, read it with ops, and write their
  * clones (each write materialises that clone, racing with the others'
  * materialisations and releases). T is never written: it must end with its
- * original address and values, and every clone must hold T + its writes.
+ * original address and values (also read through the pointer
+ * cow_tensor_read_data gives, while the clones are written), and every
+ * clone must hold T + its writes.
  * Then a release of a shared original during an op that reads it
  * (release_during_op).
  *
@@ -62,6 +64,25 @@ sum_of(const cow_tensor_t *t)
 	return v;
 }
 
+/* The pointer cow_tensor_read_data gives for T, kept while other threads
+ * write their lazy clones of T: it still gives T's address, and row @row
+ * read through it still holds T's values (each clone's write copied the
+ * bytes; none wrote through T's). */
+static bool
+read_pointer_holds_T(int row)
+{
+	const void *p = NULL;
+	const double *v;
+
+	if (cow_tensor_read_data(T, &p) != COW_OK || p != T_addr)
+		return false;
+	v = (const double *)p + (int64_t)row * SIDE;
+	for (int j = 0; j < SIDE; j++)
+		if (v[j] != (double)(row * SIDE + j))
+			return false;
+	return true;
+}
+
 static void *
 run(void *arg)
 {
@@ -97,6 +118,9 @@ run(void *arg)
 		    cow_tensor_const_data(c) != T_addr, "clone materialised");
 		check(w, sum_of(c) == base_sum() + add * SIDE,
 		    "clone holds T plus its write");
+		check(w, read_pointer_holds_T(r % SIDE),
+		    "T's bytes, read through cow_tensor_read_data's pointer "
+		    "while the clones are written");
 		/* In ALIAS mode flat sees the write; in LAZY_COPY it is a
 		 * separate copy that still holds T's values. */
 		check(w, sum_of(flat) == (mine == COW_RESHAPE_ALIAS ?
