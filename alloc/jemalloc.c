@@ -50,6 +50,7 @@
 #include "alloc/allocator.h"
 #include "alloc/cache.h"
 #include "core/error.h"
+#include "core/fork.h"
 #include "core/sync.h"
 
 #ifdef COW_HAVE_JEMALLOC
@@ -66,6 +67,21 @@ static cow__atomic_u64_t jemalloc_retain_limit;
 static cow__atomic_u64_t jemalloc_freed_since_check;
 
 static bool jemalloc_thp;       /* Read-only after init. */
+
+/* Fork (core/fork.h). The private jemalloc is configured without its own
+ * pthread_atfork handlers (cmake/jemalloc.cmake), and the library's runs
+ * them as its innermost rank instead: a thread may allocate while it holds
+ * one of the library's locks, and never waits for one inside jemalloc, so
+ * jemalloc's locks are taken last. The names are its private namespace's. */
+void cow__je_je_jemalloc_prefork(void);
+void cow__je_je_jemalloc_postfork_parent(void);
+void cow__je_je_jemalloc_postfork_child(void);
+
+static const struct cow__fork_hooks jemalloc_fork_hooks = {
+	.prepare = cow__je_je_jemalloc_prefork,
+	.parent = cow__je_je_jemalloc_postfork_parent,
+	.child = cow__je_je_jemalloc_postfork_child
+};
 
 /* Huge page size, and the smallest buffer advised for huge pages. */
 #define HUGE_PAGE_SIZE ((uintptr_t)2 << 20)
@@ -279,6 +295,8 @@ jemalloc_init(void)
 	if (cow__je_mallctl("arenas.create", &ind, &sz, NULL, 0) != 0 ||
 	    sz != sizeof ind)
 		return;
+	/* jemalloc is initialised now; a fork from here on takes its locks. */
+	cow__fork_register(COW__RANK_ALLOCATOR, &jemalloc_fork_hooks);
 	jemalloc_arena = ind;
 	sz = sizeof jemalloc_page;
 	cow__je_mallctl("arenas.page", &jemalloc_page, &sz, NULL, 0);

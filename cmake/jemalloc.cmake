@@ -54,10 +54,12 @@ if(NOT _cow_je_actual STREQUAL _cow_je_sha)
     "not ${_cow_je_sha} (cmake/jemalloc.sha256)")
 endif()
 
+# je_cv_pthread_atfork=no: jemalloc registers no fork handlers of its own;
+# the library runs them, after its own locks (alloc/jemalloc.c, core/fork.h).
 set(_cow_je_flags
   --with-jemalloc-prefix=cow__je_ --with-private-namespace=cow__je_
   --disable-initial-exec-tls --disable-cxx --disable-shared --enable-static
-  --with-pic)
+  --with-pic je_cv_pthread_atfork=no)
 # A cross build (the arm64 preset, cmake/aarch64-linux-gnu.cmake): configure
 # cannot run its probes for the target, so it gets the target's triple
 # (COW_CROSS_HOST, from the toolchain file) and, for arm64, the page size

@@ -107,6 +107,17 @@ cow__fence_release(const void *addr)
 	ck_pr_fence_release();
 }
 
+/* A full fence between the atomic read-modify-writes before it and the
+ * loads after it (C11: a seq_cst fence): the handshake of two threads that
+ * each store, then load what the other stored (core/fork.h). */
+static inline void
+cow__fence_atomic_load(const void *addr)
+{
+	(void)addr;
+	COW__SCHED(COW__SCHED_FENCE, addr, COW__MO_SEQ_CST);
+	ck_pr_fence_atomic_load();
+}
+
 /* ------------------------------------------------------------------ */
 /* Refcounts (urcu ref.h semantics: get aborts on overflow or on a dead
  * object, put reports the drop to zero).                              */

@@ -22,14 +22,11 @@ static pthread_key_t tc_key;                 /* read-only after init */
 static bool tc_key_ok;                       /* read-only after init */
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 
-/* Thread exit: fold the block into the orphan totals and unlink it, in one
- * critical section, so a concurrent sum counts it exactly once. */
+/* Fold @b's counts into the orphan totals and unlink it. Caller holds
+ * tc_lock, so a concurrent sum counts the block exactly once. */
 static void
-tc_thread_exit(void *arg)
+tc_fold_locked(struct cow__tc_block *b)
 {
-	struct cow__tc_block *b = arg;
-
-	pthread_mutex_lock(&tc_lock);
 	COW__FAULT_POINT(fold_at_exit,
 	    for (unsigned i = 0; i < COW__TC_SLOTS; i++) {
 		uint64_t v = cow__owned_load_acquire(&b->v[i]);
@@ -43,6 +40,16 @@ tc_thread_exit(void *arg)
 		tc_live = b->next;
 	if (b->next != NULL)
 		b->next->prev = b->prev;
+}
+
+/* Thread exit: fold the block, in one critical section. */
+static void
+tc_thread_exit(void *arg)
+{
+	struct cow__tc_block *b = arg;
+
+	pthread_mutex_lock(&tc_lock);
+	tc_fold_locked(b);
 	pthread_mutex_unlock(&tc_lock);
 	/* A destructor that runs after this one and counts again gets a new
 	 * block (and a new destructor round). */
@@ -138,4 +145,51 @@ cow__tc_slots_put(unsigned first, unsigned n)
 		tc_used[i] = 0;
 	}
 	pthread_mutex_unlock(&tc_lock);
+}
+
+void
+cow__tc_fork_prepare(void)
+{
+	pthread_mutex_lock(&tc_lock);
+}
+
+void
+cow__tc_fork_wait_sections(const cow__atomic_u64_t *orphan_gate)
+{
+	unsigned spins = 0;
+
+	/* A thread that registers now waits for tc_lock before it can enter
+	 * a section; the ones in the list are waited for here. */
+	for (struct cow__tc_block *b = tc_live; b != NULL; b = b->next) {
+		while (cow__atomic_load_relaxed(&b->fork_gate) != 0)
+			cow__backoff(&spins);
+	}
+	while (cow__atomic_load_relaxed(orphan_gate) != 0)
+		cow__backoff(&spins);
+	/* Acquire: the sections' work (their shared unlocks) happens before
+	 * the fork. */
+	cow__fence_acquire(orphan_gate);
+}
+
+void
+cow__tc_fork_parent(void)
+{
+	pthread_mutex_unlock(&tc_lock);
+}
+
+void
+cow__tc_fork_child(void)
+{
+	struct cow__tc_block *b, *next;
+
+	/* One thread now: ours. The others' blocks will never be written
+	 * or freed by their owners; fold them as at their exit. */
+	for (b = tc_live; b != NULL; b = next) {
+		next = b->next;
+		if (b != cow__tc_mine) {
+			tc_fold_locked(b);
+			free(b);
+		}
+	}
+	pthread_mutex_init(&tc_lock, NULL);
 }

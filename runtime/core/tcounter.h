@@ -37,6 +37,9 @@
 struct cow__tc_block {
 	cow__owned_u64_t v[COW__TC_SLOTS]; /* written only by the owner */
 	struct cow__tc_block *next, *prev; /* the live list; its mutex */
+	/* Nonzero while the owner is in a copy section (core/fork.h).
+	 * Synchronization: atomic; only the owner changes it. */
+	cow__atomic_u64_t fork_gate;
 } __attribute__((aligned(64)));
 
 extern _Thread_local struct cow__tc_block *cow__tc_mine;
@@ -85,5 +88,14 @@ bool cow__tc_slots_get(unsigned n, unsigned *first);
 /* Give a range back: it is zeroed in every block (nobody may still count
  * on it). */
 void cow__tc_slots_put(unsigned first, unsigned n);
+
+/* Fork (core/fork.c). Prepare: hold the list of threads. Wait: return when
+ * no thread's block (nor @orphan_gate) shows a copy section. Parent: let
+ * go. Child: the other threads are gone; their blocks are folded into the
+ * orphan totals, as at a thread's exit, and freed. */
+void cow__tc_fork_prepare(void);
+void cow__tc_fork_wait_sections(const cow__atomic_u64_t *orphan_gate);
+void cow__tc_fork_parent(void);
+void cow__tc_fork_child(void);
 
 #endif

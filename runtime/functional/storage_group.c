@@ -46,6 +46,7 @@
 #include "core/die.h"
 #include "core/error.h"
 #include "core/fault.h"
+#include "core/fork.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
 #include "tensor/shape.h"
@@ -67,6 +68,18 @@ static struct bucket buckets[BUCKETS] = {
 	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT,
 	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT
 };
+
+/* A fork takes every bucket's lock, in index order (core/fork.h). */
+static const struct cow__fork_hooks bucket_fork_hooks = {
+	.mutexes = &buckets[0].lock, .n_mutexes = BUCKETS,
+	.stride = sizeof buckets[0]
+};
+
+__attribute__((constructor)) static void
+bucket_fork_register(void)
+{
+	cow__fork_register(COW__RANK_FN_BUCKETS, &bucket_fork_hooks);
+}
 
 /* Fibonacci hashing of the address: its high bits pick the bucket. */
 static struct bucket *

@@ -12,6 +12,7 @@
 
 #include "alloc/allocator.h"
 #include "core/fault.h"
+#include "core/fork.h"
 #include "storage/cow_ctx.h"
 #include "storage/stats.h"
 
@@ -95,6 +96,7 @@ static __attribute__((noinline)) cow_status_t
 ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
     cow__buffer_t *out, const char *func)
 {
+	cow__fork_gate_t gate;
 	cow__buffer_t copy;
 	unsigned before;
 
@@ -106,6 +108,9 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 		return COW_ENOMEM;
 	}
 
+	/* From the shared lock to its unlock: a copy section, which a fork
+	 * waits for (core/fork.h). */
+	gate = cow__fork_gate_enter();
 	COW__FAULT_POINT(lock_then_unshare,
 	    cow__rwlock_read_lock(&ctx->lock);  /* [RLOCK] */
 	    before = cow__ref_sub(&ctx->shares)); /* [DEC] */
@@ -122,6 +127,7 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 		 * reference at any moment: touch nothing of it. */
 		COW__FAULT_POINT(copy_read_unlock,
 		    cow__rwlock_read_unlock(&ctx->lock));
+		cow__fork_gate_leave(gate);
 		cow__stat_add(COW__STAT_MATERIALIZE_COPIES, 1);
 		if (!may_take)
 			cow__stat_add(COW__STAT_EXTERNAL_COPIES, 1);
@@ -139,6 +145,7 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 	 * the unused copy back. */
 	COW__FAULT_POINT(last_read_unlock,
 	    cow__rwlock_read_unlock(&ctx->lock));
+	cow__fork_gate_leave(gate);
 	cow__buffer_free(&copy);
 	ctx_steal(ctx, out);
 	return COW_OK;

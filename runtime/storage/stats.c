@@ -8,6 +8,7 @@
 
 #include <cowstore/stats.h>
 
+#include "core/fork.h"
 #include "core/tcounter.h"
 #include "storage/stats.h"
 
@@ -17,6 +18,16 @@ _Static_assert(COW__STAT_COUNT <= COW__TC_STATS_COUNT,
 /* The totals at the last reset. Synchronization: stats_lock. */
 static uint64_t stats_zero[COW__STAT_COUNT];
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct cow__fork_hooks stats_fork_hooks = {
+	.mutexes = &stats_lock, .n_mutexes = 1
+};
+
+__attribute__((constructor)) static void
+stats_fork_register(void)
+{
+	cow__fork_register(COW__RANK_STATS, &stats_fork_hooks);
+}
 
 static void
 stats_sum(uint64_t *sum)

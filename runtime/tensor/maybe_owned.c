@@ -18,6 +18,7 @@
 
 #include "core/die.h"
 #include "core/error.h"
+#include "core/fork.h"
 #include "tensor/tensor.h"
 
 struct cow__borrow {
@@ -33,6 +34,16 @@ _Static_assert(sizeof(cow_maybe_owned_t) == 3 * sizeof(void *),
     "cow_maybe_owned_t must not change size between builds");
 
 static pthread_mutex_t borrow_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct cow__fork_hooks borrow_fork_hooks = {
+	.mutexes = &borrow_lock, .n_mutexes = 1
+};
+
+__attribute__((constructor)) static void
+borrow_fork_register(void)
+{
+	cow__fork_register(COW__RANK_BORROWS, &borrow_fork_hooks);
+}
 
 bool
 cow_borrow_debug_enabled(void)

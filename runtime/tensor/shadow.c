@@ -31,6 +31,7 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
+#include "core/fork.h"
 #include "core/sync.h"
 #include "tensor/shadow.h"
 
@@ -53,6 +54,49 @@ static _Thread_local bool shadow_in_handler;
 		if ((call) != 0)                                            \
 			cow__die(#call);                                    \
 	} while (0)
+
+/*
+ * Fork (core/fork.h): the forking thread takes the handler lock
+ * exclusively, so no handler runs elsewhere while it forks. A fork from
+ * inside the handler (this thread holds the lock shared) takes nothing; its
+ * child then makes the lock anew, held shared once, by the handler that
+ * forked, which unlocks it when it returns.
+ */
+static bool shadow_fork_took; /* Synchronization: the fork's (fork.c). */
+
+static void
+shadow_fork_prepare(void)
+{
+	shadow_fork_took = !shadow_in_handler;
+	if (shadow_fork_took)
+		PTHREAD_CHECK(pthread_rwlock_wrlock(&shadow_handler_lock));
+}
+
+static void
+shadow_fork_parent(void)
+{
+	if (shadow_fork_took)
+		PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
+}
+
+static void
+shadow_fork_child(void)
+{
+	PTHREAD_CHECK(pthread_rwlock_init(&shadow_handler_lock, NULL));
+	if (!shadow_fork_took)
+		PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
+}
+
+static const struct cow__fork_hooks shadow_fork_hooks = {
+	.prepare = shadow_fork_prepare, .parent = shadow_fork_parent,
+	.child = shadow_fork_child
+};
+
+__attribute__((constructor)) static void
+shadow_fork_register(void)
+{
+	cow__fork_register(COW__RANK_SHADOW_HANDLER, &shadow_fork_hooks);
+}
 
 static const char *
 shadow_kind_str(cow_shadow_kind_t kind)

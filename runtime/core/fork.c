@@ -1,0 +1,161 @@
+/*
+ * fork.c - the library's pthread_atfork handlers (core/fork.h): every
+ * registered subsystem's locks in rank order, and the copy sections.
+ */
+#include <pthread.h>
+
+#include "core/die.h"
+#include "core/fault.h"
+#include "core/fork.h"
+
+/* Each rank's hooks. Synchronization: atomic pointers (written once). */
+static cow__atomic_ptr_t fork_hooks[COW__RANK_COUNT];
+/* The hooks the running fork's prepare ran, for its parent and child
+ * handlers (a rank registered meanwhile is left alone). Synchronization:
+ * fork_lock, which one fork holds from prepare to parent or child. */
+static const struct cow__fork_hooks *fork_taken[COW__RANK_COUNT];
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* The @i-th mutex of @h. */
+static pthread_mutex_t *
+fork_mutex(const struct cow__fork_hooks *h, size_t i)
+{
+	size_t stride = h->stride != 0 ? h->stride : sizeof(pthread_mutex_t);
+
+	return (pthread_mutex_t *)((char *)h->mutexes + i * stride);
+}
+
+static void
+fork_prepare(void)
+{
+	pthread_mutex_lock(&fork_lock);
+	for (int r = 0; r < COW__RANK_COUNT; r++) {
+		const struct cow__fork_hooks *h = cow__ptr_load(&fork_hooks[r]);
+
+		fork_taken[r] = h;
+		if (h == NULL)
+			continue;
+		for (size_t i = 0; i < h->n_mutexes; i++)
+			pthread_mutex_lock(fork_mutex(h, i));
+		if (h->prepare != NULL)
+			h->prepare();
+	}
+}
+
+static void
+fork_parent(void)
+{
+	for (int r = COW__RANK_COUNT - 1; r >= 0; r--) {
+		const struct cow__fork_hooks *h = fork_taken[r];
+
+		if (h == NULL)
+			continue;
+		if (h->parent != NULL)
+			h->parent();
+		for (size_t i = h->n_mutexes; i-- > 0;)
+			pthread_mutex_unlock(fork_mutex(h, i));
+	}
+	pthread_mutex_unlock(&fork_lock);
+}
+
+/* The child has one thread, the one that took every lock: the locks are
+ * made anew rather than unlocked (a lock's owner is recorded by thread id,
+ * which the child's thread does not share with its parent). */
+static void
+fork_child(void)
+{
+	for (int r = COW__RANK_COUNT - 1; r >= 0; r--) {
+		const struct cow__fork_hooks *h = fork_taken[r];
+
+		if (h == NULL)
+			continue;
+		if (h->child != NULL)
+			h->child();
+		for (size_t i = h->n_mutexes; i-- > 0;)
+			pthread_mutex_init(fork_mutex(h, i), NULL);
+	}
+	pthread_mutex_init(&fork_lock, NULL);
+}
+
+static void
+fork_install(void)
+{
+	/* The negative control (tests/faults/fork_unprotected.h) skips
+	 * this: a child must then hang (threads.fork_threads). */
+	COW__FAULT_POINT(fork_handlers,
+	    if (pthread_atfork(fork_prepare, fork_parent, fork_child) != 0)
+		cow__die("pthread_atfork"));
+}
+
+void
+cow__fork_register(enum cow__lock_rank rank,
+    const struct cow__fork_hooks *hooks)
+{
+	pthread_once(&fork_once, fork_install);
+	if (cow__ptr_install(&fork_hooks[rank], (void *)hooks) != hooks)
+		cow__die("fork hooks registered twice for one rank");
+}
+
+#if !defined(COW_SCHED)
+
+cow__atomic_u64_t cow__fork_pending;
+cow__atomic_u64_t cow__fork_orphan_gate;
+
+void
+cow__fork_gate_wait(cow__atomic_u64_t *word)
+{
+	unsigned spins = 0;
+
+	do {
+		cow__atomic_add_release(word, (uint64_t)-1);
+		while (cow__atomic_load_relaxed(&cow__fork_pending) != 0)
+			cow__backoff(&spins);
+		cow__atomic_add_relaxed(word, 1);
+		cow__fence_atomic_load(word);
+	} while (cow__atomic_load_relaxed(&cow__fork_pending) != 0);
+}
+
+/* Rank COW__RANK_THREADS: raise the flag, then wait for every section
+ * (the other half of the handshake in cow__fork_gate_enter). */
+static void
+threads_prepare(void)
+{
+	cow__tc_fork_prepare();
+	cow__atomic_add_relaxed(&cow__fork_pending, 1);
+	cow__fence_atomic_load(&cow__fork_pending);
+	/* The negative control (tests/faults/fork_ignores_copiers.h) forks
+	 * in the middle of copies: a child's last share must then hang. */
+	COW__FAULT_POINT(fork_waits_for_copiers,
+	    cow__tc_fork_wait_sections(&cow__fork_orphan_gate));
+}
+
+static void
+threads_parent(void)
+{
+	cow__tc_fork_parent();
+	cow__atomic_store_relaxed(&cow__fork_pending, 0);
+}
+
+static void
+threads_child(void)
+{
+	cow__tc_fork_child();
+	/* Words of threads that stepped in after the wait and out after
+	 * the fork: their steps out happen in the parent only. */
+	cow__atomic_store_relaxed(&cow__fork_orphan_gate, 0);
+	cow__atomic_store_relaxed(&cow__fork_pending, 0);
+}
+
+static const struct cow__fork_hooks threads_hooks = {
+	.prepare = threads_prepare, .parent = threads_parent,
+	.child = threads_child
+};
+
+__attribute__((constructor)) static void
+threads_register(void)
+{
+	cow__fork_register(COW__RANK_THREADS, &threads_hooks);
+}
+
+#endif /* COW_SCHED */

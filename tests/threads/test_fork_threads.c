@@ -1,0 +1,305 @@
+/*
+ * fork() while two threads are inside the library (README, "Threads,
+ * fork and processes"; core/fork.h). Two workers run every kind of
+ * operation without pause: lazy clones of the main thread's tensors
+ * written at once (copies under the context's shared lock), steals,
+ * views, functional ops on storages of their own (the storage-group
+ * table's locks), DLPack exports and their deleters, MaybeOwned borrows,
+ * statistics, reshape-alias reports through the handler, allocations of
+ * every size. Meanwhile the main thread forks, again and again; each child
+ * uses the tensors it inherited from the main thread (reads, a lazy clone,
+ * then a write, which steals or copies) and makes, writes, exports and
+ * frees tensors of its own, then leaves with _exit. A child that does not
+ * finish within its alarm has hung.
+ *
+ * Usage: test_fork_threads [forks [child seconds [stop after hangs]]]
+ *        (default 1000 forks, 10 s, never stop). A plain executable, so it
+ *        also runs under TSan. Prints the children's fates; exits 1 when a
+ *        child hung, crashed or found a wrong value, or a worker failed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cowstore/cowstore.h>
+
+#include "interop/dlpack_abi.h"
+
+#define SHARED 4
+#define NEL (64 * 1024) /* 256 KiB of float32: a copy takes a while */
+#define WORKERS 2
+
+static cow_tensor_t *shared[SHARED]; /* the main thread's; workers read */
+static atomic_bool stop;
+static atomic_ulong worker_failures;
+static atomic_ulong worker_ops;
+static atomic_ulong reports;
+
+static void
+wfail(const char *what)
+{
+	if (atomic_fetch_add(&worker_failures, 1) < 5)
+		fprintf(stderr, "worker: %s failed: %s\n", what,
+		    cow_last_error());
+}
+
+#define WCHECK(call)                                                        \
+	do {                                                                \
+		if ((call) != COW_OK)                                       \
+			wfail(#call);                                       \
+	} while (0)
+
+/* Value of element @k of shared tensor @i. */
+static double
+shared_value(int i, int64_t k)
+{
+	return (double)(k % 1000) + 1000.0 * i;
+}
+
+static void
+quiet_handler(const cow_shadow_event_t *ev, void *ctx)
+{
+	(void)ev;
+	(void)ctx;
+	atomic_fetch_add(&reports, 1);
+}
+
+static double
+get1(const cow_tensor_t *t, int64_t k)
+{
+	double v = -1;
+
+	(void)cow_tensor_get_f64(t, &k, &v);
+	return v;
+}
+
+/* One round of every kind of operation. */
+static void
+worker_round(unsigned r)
+{
+	int i = (int)(r % SHARED);
+	int64_t n = NEL;
+	cow_tensor_t *c, *t, *v, *s;
+	cow_maybe_owned_t mo;
+	struct DLManagedTensor *dl;
+	cow_stats_t st;
+	void *p;
+
+	/* A lazy copy of a shared tensor, written at once: a copy under
+	 * the shared lock (the main thread keeps its share). */
+	WCHECK(cow_tensor_lazy_clone(shared[i], &c));
+	WCHECK(cow_tensor_add_scalar_(c, 1));
+	if (get1(c, 7) != shared_value(i, 7) + 1)
+		wfail("the clone's value");
+	cow_tensor_release(c);
+
+	/* A steal: the clone outlives its source. */
+	WCHECK(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, r, NULL, &t));
+	WCHECK(cow_tensor_lazy_clone(t, &c));
+	cow_tensor_release(t);
+	WCHECK(cow_tensor_fill_(c, 2));
+	/* A DLPack export of it (a pin) and the consumer's deleter. */
+	WCHECK(cow_tensor_to_dlpack(c, 0, &dl));
+	dl->deleter(dl);
+	cow_tensor_release(c);
+
+	/* Views of a shared tensor, read. */
+	WCHECK(cow_tensor_narrow(shared[i], 0, 100, 50, &v));
+	if (get1(v, 3) != shared_value(i, 103))
+		wfail("a view's value");
+	WCHECK(cow_tensor_expect_contiguous(v, &mo));
+	cow_maybe_owned_release(&mo);
+	cow_tensor_release(v);
+
+	/* Functional ops over a storage of our own (the group table). */
+	WCHECK(cow_tensor_full(COW_DTYPE_FLOAT64, 1, &n, 3, NULL, &t));
+	WCHECK(cow_functional_mode_set_thread(true, NULL));
+	WCHECK(cow_tensor_from_storage(cow_tensor_storage(t),
+	    COW_DTYPE_FLOAT64, 1, (int64_t[]){64}, NULL, 0, &c));
+	WCHECK(cow_tensor_narrow(c, 0, 8, 8, &v));
+	WCHECK(cow_tensor_fill_(v, 5));
+	WCHECK(cow_tensor_sum(c, &s));
+	if (get1(s, 0) != 56 * 3 + 8 * 5)
+		wfail("a functional sum");
+	cow_tensor_release(s);
+	cow_tensor_release(v);
+	cow_tensor_release(c);
+	WCHECK(cow_functional_mode_set_thread(false, NULL));
+	cow_tensor_release(t);
+
+	/* A reshape-alias report through the handler. */
+	WCHECK(cow_reshape_mode_set_thread(COW_RESHAPE_WARN, NULL));
+	WCHECK(cow_tensor_full(COW_DTYPE_INT32, 1, (int64_t[]){64}, 0, NULL,
+	    &t));
+	WCHECK(cow_tensor_reshape(t, 2, (int64_t[]){8, 8}, &v));
+	WCHECK(cow_tensor_add_scalar_(v, 1));
+	WCHECK(cow_tensor_mutable_data(t, &p)); /* write after the alias's */
+	cow_tensor_release(v);
+	cow_tensor_release(t);
+	WCHECK(cow_reshape_mode_set_thread(COW_RESHAPE_INHERIT, NULL));
+
+	cow_stats_get(&st);
+	atomic_fetch_add(&worker_ops, 1);
+}
+
+static void *
+worker(void *arg)
+{
+	unsigned r = (unsigned)(uintptr_t)arg;
+
+	while (!atomic_load(&stop))
+		worker_round(r++);
+	return NULL;
+}
+
+static int
+child_fail(const char *what)
+{
+	fprintf(stderr, "child %d: %s (%s)\n", (int)getpid(), what,
+	    cow_last_error());
+	return 2;
+}
+
+#define CCHECK(call)                                                        \
+	do {                                                                \
+		if ((call) != COW_OK)                                       \
+			return child_fail(#call);                           \
+	} while (0)
+
+/* The child: one thread, the parent's other threads gone mid-operation. */
+static int
+child(unsigned seed)
+{
+	int64_t n = NEL;
+	cow_tensor_t *c, *t, *u, *s;
+	struct DLManagedTensor *dl;
+	cow_stats_t st;
+
+	for (int i = 0; i < SHARED; i++) {
+		/* Inherited: its values, then a lazy clone and a write, which
+		 * copies or steals (waiting for copiers: none may be left). */
+		for (int64_t k = 0; k < NEL; k += 997)
+			if (get1(shared[i], k) != shared_value(i, k))
+				return child_fail("an inherited value");
+		CCHECK(cow_tensor_lazy_clone(shared[i], &c));
+		CCHECK(cow_tensor_fill_(shared[i], -1.0 - seed));
+		if (get1(c, 11) != shared_value(i, 11) ||
+		    get1(shared[i], 11) != -1.0 - seed)
+			return child_fail("a write through a lazy copy");
+		cow_tensor_release(c);
+	}
+	/* New tensors: allocations of every size, steals and copies. */
+	for (int64_t size = 1; size <= 4 * NEL; size *= 4) {
+		CCHECK(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &size, 1, NULL,
+		    &t));
+		CCHECK(cow_tensor_lazy_clone(t, &u));
+		CCHECK(cow_tensor_add_scalar_(u, 1));
+		CCHECK(cow_tensor_sum(u, &s));
+		if (get1(s, 0) != 2.0 * (double)size)
+			return child_fail("a new tensor's sum");
+		cow_tensor_release(s);
+		CCHECK(cow_tensor_to_dlpack(t, 0, &dl));
+		dl->deleter(dl);
+		cow_tensor_release(u);
+		cow_tensor_release(t);
+	}
+	/* The locks the workers take. */
+	CCHECK(cow_functional_mode_set_thread(true, NULL));
+	CCHECK(cow_tensor_full(COW_DTYPE_FLOAT64, 1, &n, 1, NULL, &t));
+	CCHECK(cow_tensor_add_scalar_(t, 1));
+	CCHECK(cow_tensor_sum(t, &s));
+	if (get1(s, 0) != 2.0 * NEL)
+		return child_fail("a functional sum");
+	cow_tensor_release(s);
+	cow_tensor_release(t);
+	CCHECK(cow_functional_mode_set_thread(false, NULL));
+	cow_shadow_handler_set(quiet_handler, NULL);
+	cow_stats_get(&st);
+	cow_stats_reset();
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	long forks = argc > 1 ? strtol(argv[1], NULL, 10) : 1000;
+	unsigned seconds = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 10;
+	long stop_after = argc > 3 ? strtol(argv[3], NULL, 10) : 0;
+	long passed = 0, hung = 0, crashed = 0, wrong = 0, done = 0;
+	pthread_t w[WORKERS];
+	int64_t n = NEL;
+
+	for (int i = 0; i < SHARED; i++) {
+		float *p;
+
+		if (cow_tensor_empty(COW_DTYPE_FLOAT32, 1, &n, NULL,
+		    &shared[i]) != COW_OK ||
+		    cow_tensor_mutable_data(shared[i], (void **)&p) != COW_OK)
+			return 1;
+		for (int64_t k = 0; k < NEL; k++)
+			p[k] = (float)shared_value(i, k);
+	}
+	cow_shadow_handler_set(quiet_handler, NULL);
+	if (cow_shadow_policy_set(COW_SHADOW_WARN_ALWAYS) != COW_OK)
+		return 1;
+	for (int i = 0; i < WORKERS; i++)
+		if (pthread_create(&w[i], NULL, worker,
+		    (void *)(uintptr_t)(i * 7)) != 0)
+			return 1;
+
+	for (long f = 0; f < forks; f++) {
+		int status;
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("fork");
+			break;
+		}
+		if (pid == 0) {
+			alarm(seconds);
+			_exit(child((unsigned)f));
+		}
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+		done++;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			passed++;
+		else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+			hung++;
+		else if (WIFSIGNALED(status))
+			crashed++;
+		else
+			wrong++;
+		if (stop_after > 0 && hung >= stop_after)
+			break;
+	}
+
+	atomic_store(&stop, true);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(w[i], NULL);
+	for (int i = 0; i < SHARED; i++)
+		cow_tensor_release(shared[i]);
+	cow_shadow_handler_set(NULL, NULL);
+
+	printf("fork_threads: %ld forks while %d threads ran %lu rounds "
+	    "(%lu reshape-alias reports): %ld children passed, %ld hung, "
+	    "%ld crashed, %ld found a wrong value\n", done, WORKERS,
+	    atomic_load(&worker_ops), atomic_load(&reports), passed, hung,
+	    crashed, wrong);
+	if (hung > 0)
+		printf("FAILED: %ld of %ld children hung (killed by SIGALRM "
+		    "after %u s)\n", hung, done, seconds);
+	if (crashed > 0 || wrong > 0)
+		printf("FAILED: %ld children crashed, %ld found a wrong "
+		    "value\n", crashed, wrong);
+	if (atomic_load(&worker_failures) > 0)
+		printf("FAILED: %lu worker failures\n",
+		    atomic_load(&worker_failures));
+	return passed == forks && atomic_load(&worker_failures) == 0 ? 0 : 1;
+}
