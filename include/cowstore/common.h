@@ -34,7 +34,10 @@ typedef enum cow_status {
 	COW_ESHAPE = -7,     /* shapes or strides are incompatible */
 	COW_EDTYPE = -8,     /* dtypes are incompatible */
 	COW_EOVERLAP = -9,   /* a write into a tensor whose elements overlap */
-	COW_EALIASING = -10  /* reshape-alias warning turned into an error */
+	COW_EALIASING = -10, /* reshape-alias warning turned into an error */
+	COW_ECANCELED = -11, /* the operation was cancelled (snapshot.h) */
+	COW_EIO = -12,       /* a read or write of a file or callback failed */
+	COW_ERELEASED = -13  /* the snapshot's tensor was released already */
 } cow_status_t;
 
 /**

@@ -22,5 +22,6 @@
 #include "functional.h"
 #include "shadow.h"
 #include "dlpack.h"
+#include "snapshot.h"
 
 #endif

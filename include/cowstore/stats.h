@@ -30,6 +30,13 @@ typedef struct cow_stats_s {
 	                                COW_STORAGE_NOT_SHAREABLE storage, done
 	                                as eager copies of at least one byte;
 	                                also counted in eager_fallbacks */
+	uint64_t snapshot_copies;    /* first writes to live storages that
+	                                copied because a snapshot held them
+	                                (snapshot.h); also counted in
+	                                materialize_copies */
+	uint64_t snapshot_persists;  /* storages a writer persisted itself
+	                                before writing (snapshot.h,
+	                                COW_SNAPSHOT_PERSIST_FIRST) */
 } cow_stats_t;
 
 /**

@@ -33,6 +33,9 @@ cow_status_str(cow_status_t status)
 	case COW_EDTYPE: return "COW_EDTYPE";
 	case COW_EOVERLAP: return "COW_EOVERLAP";
 	case COW_EALIASING: return "COW_EALIASING";
+	case COW_ECANCELED: return "COW_ECANCELED";
+	case COW_EIO: return "COW_EIO";
+	case COW_ERELEASED: return "COW_ERELEASED";
 	}
 	return "COW_E?";
 }

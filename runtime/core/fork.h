@@ -43,6 +43,9 @@
 enum cow__lock_rank {
 	COW__RANK_SHADOW_HANDLER, /* tensor/shadow.c: held while a reshape-
 				   * alias handler (user code) runs */
+	COW__RANK_SNAPSHOT_SAVES, /* snapshot/save.c: the saves and jobs
+				   * running */
+	COW__RANK_STORAGE_HOOKS,  /* storage/storage.c: adding write hooks */
 	COW__RANK_FN_BUCKETS,     /* functional/storage_group.c, in index
 				   * order */
 	COW__RANK_BORROWS,        /* tensor/maybe_owned.c (borrow checks) */

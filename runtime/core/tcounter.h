@@ -32,7 +32,7 @@
 
 /* Slots of the storage statistics (storage/stats.c): the first range. */
 #define COW__TC_STATS_FIRST 0
-#define COW__TC_STATS_COUNT 8
+#define COW__TC_STATS_COUNT 16
 
 struct cow__tc_block {
 	cow__owned_u64_t v[COW__TC_SLOTS]; /* written only by the owner */

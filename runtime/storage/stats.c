@@ -55,6 +55,8 @@ cow_stats_get(cow_stats_t *out)
 	out->bytes_copied = sum[COW__STAT_BYTES_COPIED];
 	out->external_copies = sum[COW__STAT_EXTERNAL_COPIES];
 	out->pinned_clones = sum[COW__STAT_PINNED_CLONES];
+	out->snapshot_copies = sum[COW__STAT_SNAPSHOT_COPIES];
+	out->snapshot_persists = sum[COW__STAT_SNAPSHOT_PERSISTS];
 }
 
 void

@@ -2,11 +2,13 @@
  * storage.c - storages: creation, references, data access, lazy clone.
  * The protocol for shared data lives in cow_ctx.c.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
 #include "core/fault.h"
+#include "core/fork.h"
 #include "storage/shadow.h"
 #include "storage/stats.h"
 #include "storage/storage.h"
@@ -57,6 +59,72 @@ storage_init(cow_storage_t *s, cow_allocator_t *alloc, unsigned flags,
 	cow__ptr_init(&s->shadow, NULL);
 	cow__atomic_store_relaxed(&s->generation, 0);
 	cow__atomic_store_relaxed(&s->warned, 0);
+	s->hooks = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Write hooks (storage.h). Adds are reads and may race on one storage:
+ * they take hooks_lock, a leaf (nothing else is locked under it: the
+ * hooks they unlink are dropped after it). The write that runs them, and
+ * the last release, take the list alone. */
+
+static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct cow__fork_hooks hooks_fork_hooks = {
+	.mutexes = &hooks_lock, .n_mutexes = 1
+};
+
+__attribute__((constructor)) static void
+hooks_fork_register(void)
+{
+	cow__fork_register(COW__RANK_STORAGE_HOOKS, &hooks_fork_hooks);
+}
+
+void
+cow__storage_hook_add(cow_storage_t *storage, struct cow__write_hook *hook)
+{
+	struct cow__write_hook **pp, *done = NULL, *h;
+
+	pthread_mutex_lock(&hooks_lock);
+	for (pp = &storage->hooks; (h = *pp) != NULL;) {
+		if (h->ops->finished(h)) {
+			*pp = h->next;
+			h->next = done;
+			done = h;
+		} else {
+			pp = &h->next;
+		}
+	}
+	hook->next = storage->hooks;
+	storage->hooks = hook;
+	pthread_mutex_unlock(&hooks_lock);
+	for (; done != NULL; done = h) {
+		h = done->next;
+		done->ops->drop(done);
+	}
+}
+
+/* Take @storage's hooks (the caller writes or frees it). */
+static struct cow__write_hook *
+hooks_take(cow_storage_t *storage)
+{
+	struct cow__write_hook *list = storage->hooks;
+
+	storage->hooks = NULL;
+	return list;
+}
+
+/* Run the after-part of @list's hooks and drop them. */
+static void
+hooks_after(struct cow__write_hook *list, bool copied)
+{
+	struct cow__write_hook *next;
+
+	for (; list != NULL; list = next) {
+		next = list->next;
+		list->ops->after_write(list, copied);
+		list->ops->drop(list);
+	}
 }
 
 /* A storage struct around @buf (which it then owns). */
@@ -184,6 +252,8 @@ cow_storage_release(cow_storage_t *storage)
 	if (cow__ref_load(&storage->refs) != 1 &&
 	    !cow__ref_put(&storage->refs))
 		return;
+	if (storage->hooks != NULL)
+		hooks_after(hooks_take(storage), false); /* never written */
 	ctx = cow__ptr_load(&storage->ctx);
 	if (ctx != NULL)
 		cow__ctx_unshare(ctx);
@@ -229,6 +299,25 @@ storage_copy_private(cow_storage_t *storage, const char *func)
 	return COW_OK;
 }
 
+static cow_status_t storage_own(cow_storage_t *storage, const char *func);
+
+/* storage_own for a storage with write hooks: they run around the
+ * materialisation (out of line: the common write has none). */
+static __attribute__((noinline)) cow_status_t
+storage_own_hooked(cow_storage_t *storage, const char *func)
+{
+	struct cow__write_hook *list = hooks_take(storage), *h;
+	const void *before;
+	cow_status_t st;
+
+	for (h = list; h != NULL; h = h->next)
+		h->ops->before_write(h);
+	before = storage->data;
+	st = storage_own(storage, func);
+	hooks_after(list, st == COW_OK && storage->data != before);
+	return st;
+}
+
 /* Make @storage private and writable (errors name @func): materialise a
  * COW storage; copy the memory of a private one it may not write. */
 static cow_status_t
@@ -239,6 +328,8 @@ storage_own(cow_storage_t *storage, const char *func)
 	cow__buffer_t buf;
 	cow_status_t st;
 
+	if (__builtin_expect(storage->hooks != NULL, 0))
+		return storage_own_hooked(storage, func);
 	if (ctx != NULL) {
 		COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 		COW__FAULT_POINT(materialize,

@@ -22,6 +22,30 @@
 #define COW__STORAGE_FLAGS \
 	((unsigned)COW_STORAGE_NOT_SHAREABLE | (unsigned)COW_STORAGE_READ_ONLY)
 
+/*
+ * Write hooks: what a layer above wants done at a storage's next write (a
+ * snapshot that holds a lazy copy of it, snapshot/snapshot.h). A hook is
+ * added by a read of the storage (cow__storage_hook_add) and runs once, on
+ * the writer's thread: before_write before the storage is materialised,
+ * after_write after it (@copied: the write copied the shared bytes rather
+ * than stealing them), then drop. No lock is held while they run.
+ */
+struct cow__write_hook;
+
+struct cow__write_hook_ops {
+	void (*before_write)(struct cow__write_hook *hook);
+	void (*after_write)(struct cow__write_hook *hook, bool copied);
+	/* Nothing is left to do at a write: a later add may unlink it. */
+	bool (*finished)(const struct cow__write_hook *hook);
+	/* The storage lets go of the hook (after it ran, or unrun). */
+	void (*drop)(struct cow__write_hook *hook);
+};
+
+struct cow__write_hook {
+	const struct cow__write_hook_ops *ops;
+	struct cow__write_hook *next; /* the storage's list */
+};
+
 struct cow_storage_s {
 	cow__refcount_t refs; /* Handles. Synchronization: atomic. */
 	unsigned flags;       /* COW_STORAGE_NOT_SHAREABLE, COW__STORAGE_HOME
@@ -65,6 +89,14 @@ struct cow_storage_s {
 	/* Non-zero once an aliasing warning was reported for this storage
 	 * (warn-once policy). Synchronization: atomic (compare-and-swap). */
 	cow__atomic_u64_t warned;
+	/*
+	 * Write hooks to run at the next write (above). Synchronization:
+	 * reads add them, under a process-wide lock (storage.c's hooks_lock)
+	 * since reads may race; the next write takes them all, with no lock,
+	 * since the user orders it against every read; so does the last
+	 * release.
+	 */
+	struct cow__write_hook *hooks;
 };
 
 /* cow_storage_new, without the zero fill: the bytes are unspecified, for a
@@ -88,6 +120,11 @@ cow_status_t cow__storage_unpin(cow_storage_t *storage, const char *func);
  * that memory (so that only it may write the memory: a lazy clone of it
  * would make its writes copy)? A read of @storage. */
 bool cow__storage_borrowed_home(const cow_storage_t *storage);
+
+/* Add @hook to @storage's write hooks (a read of @storage). Hooks that say
+ * they are finished are unlinked and dropped on the way. Any thread. */
+void cow__storage_hook_add(cow_storage_t *storage,
+    struct cow__write_hook *hook);
 
 /* Undo the hand-over of cow_storage_from_external's memory: the storage
  * forgets its deleter, so that releasing it leaves the memory with the

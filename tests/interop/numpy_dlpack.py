@@ -50,7 +50,7 @@ class Stats(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in (
         "lazy_clones", "ctx_wraps", "eager_fallbacks", "materialize_copies",
         "materialize_steals", "bytes_copied", "external_copies",
-        "pinned_clones")]
+        "pinned_clones", "snapshot_copies", "snapshot_persists")]
 
 
 P = ctypes.c_void_p
