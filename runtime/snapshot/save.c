@@ -55,7 +55,8 @@ struct cow__snap_save {
 };
 
 struct cow_snapshot_job {
-	struct cow__snap_save *save;
+	cow__job_fn run;            /* what the job's thread does */
+	void *arg;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -65,7 +66,6 @@ struct cow_snapshot_job {
 	char message[256];          /* lock, once done */
 	cow__atomic_u64_t progress_done, progress_total;
 	cow__atomic_u64_t cancel;   /* cow_snapshot_job_cancel */
-	struct cow_snapshot *snap;  /* a reference of the job's own */
 	/* The caller's progress callback, which the job's calls. */
 	void (*user_progress)(void *ctx, uint64_t done, uint64_t total);
 	void *user_ctx;
@@ -150,12 +150,8 @@ saves_fork_register(void)
 /* ------------------------------------------------------------------ */
 /* Failures: the first one wins, from any thread. */
 
-static cow_status_t
-save_fail(struct cow__snap_save *s, cow_status_t st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static cow_status_t
-save_fail(struct cow__snap_save *s, cow_status_t st, const char *fmt, ...)
+cow_status_t
+cow__snap_save_fail(struct cow__snap_save *s, cow_status_t st, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -177,9 +173,9 @@ static bool
 save_cancelled(struct cow__snap_save *s)
 {
 	if (cow__atomic_load_relaxed(&s->snap->cancel) == 0 &&
-	    (s->job == NULL || cow__atomic_load_relaxed(&s->job->cancel) == 0))
+	    (s->job == NULL || !cow__job_cancelled(s->job)))
 		return false;
-	save_fail(s, COW_ECANCELED, "cancelled");
+	cow__snap_save_fail(s, COW_ECANCELED, "cancelled");
 	return true;
 }
 
@@ -198,7 +194,7 @@ emit_write(struct cow__snap_save *s, const void *data, size_t n,
 	(void)pos;
 	(void)saver;
 	if ((err = s->how.write(s->how.ctx, data, n)) != 0)
-		return save_fail(s, COW_EIO, "the write callback failed: %s "
+		return cow__snap_save_fail(s, COW_EIO, "the write callback failed: %s "
 		    "(%d)", strerror(err), err);
 	return COW_OK;
 }
@@ -211,7 +207,7 @@ emit_pwrite(struct cow__snap_save *s, const void *data, size_t n,
 
 	(void)saver;
 	if ((err = s->how.pwrite(s->how.ctx, data, n, pos)) != 0)
-		return save_fail(s, COW_EIO, "the pwrite callback failed at "
+		return cow__snap_save_fail(s, COW_EIO, "the pwrite callback failed at "
 		    "offset %llu: %s (%d)", (unsigned long long)pos,
 		    strerror(err), err);
 	return COW_OK;
@@ -322,7 +318,7 @@ emit_tensor(struct cow__snap_save *s, emit_fn emit, size_t i, uint64_t pos,
 	cap = e->nbytes < SAVE_GATHER ? (size_t)e->nbytes :
 	    SAVE_GATHER / e->itemsize * e->itemsize;
 	if ((buf = cow__alloc(a, cap, "cow_snapshot_save")) == NULL)
-		return save_fail(s, COW_ENOMEM, "no memory for a %zu-byte "
+		return cow__snap_save_fail(s, COW_ENOMEM, "no memory for a %zu-byte "
 		    "buffer to gather tensor %zu (\"%s\") in C order", cap, i,
 		    e->name);
 	st = emit_gathered(s, emit, e, base, buf, cap, &pos, saver);
@@ -357,7 +353,7 @@ persist_group(struct cow__snap_save *s, struct cow__snap_group *g,
 		size_t i = snap->members[g->first + m];
 
 		if (cow__atomic_load_relaxed(&snap->tensors[i].held) == 0)
-			st = save_fail(s, COW_ERELEASED, "tensor %zu (\"%s\") "
+			st = cow__snap_save_fail(s, COW_ERELEASED, "tensor %zu (\"%s\") "
 			    "was released before it was saved", i,
 			    snap->tensors[i].name);
 		else
@@ -445,12 +441,12 @@ run_stream(struct cow__snap_save *s)
 		cow_status_t st;
 
 		if (!stream_claim(g))
-			return save_fail(s, COW_ERELEASED, "tensor %zu "
+			return cow__snap_save_fail(s, COW_ERELEASED, "tensor %zu "
 			    "(\"%s\") was released before it was saved", i,
 			    e->name);
 		if (cow__atomic_load_relaxed(&e->held) == 0) {
 			cow__snap_group_unclaim(g);
-			return save_fail(s, COW_ERELEASED, "tensor %zu "
+			return cow__snap_save_fail(s, COW_ERELEASED, "tensor %zu "
 			    "(\"%s\") was released before it was saved", i,
 			    e->name);
 		}
@@ -503,11 +499,11 @@ run_persist_first(struct cow__snap_save *s)
 
 		if ((w & COW__GROUP_PERSISTED) == 0 &&
 		    cow__snap_state(w) != COW__GROUP_HELD)
-			save_fail(s, COW_ERELEASED, "the tensors of storage "
+			cow__snap_save_fail(s, COW_ERELEASED, "the tensors of storage "
 			    "group %zu were released before they were saved",
 			    k);
 		else if ((w & COW__GROUP_PERSISTED) == 0)
-			save_fail(s, COW_ECANCELED, "stopped before every "
+			cow__snap_save_fail(s, COW_ECANCELED, "stopped before every "
 			    "tensor was saved");
 	}
 	if (s->how.progress != NULL && save_status(s) == COW_OK)
@@ -590,8 +586,8 @@ save_layout(struct cow__snap_save *s, const char *func)
 
 /* Everything that can fail before a byte is written; on COW_OK *out is a
  * registered save holding a reference on @snap. */
-static cow_status_t
-save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
+cow_status_t
+cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
     struct cow__snap_save **out, const char *func)
 {
 	cow_allocator_t *a = cow_allocator_default();
@@ -636,8 +632,8 @@ save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 
 /* End @s (unregister, drop its reference) and free it; its status, and
  * its message in @message (@n bytes). */
-static cow_status_t
-save_end(struct cow__snap_save *s, char *message, size_t n)
+cow_status_t
+cow__snap_save_end(struct cow__snap_save *s, char *message, size_t n)
 {
 	struct cow_snapshot *snap = s->snap;
 	cow_status_t st = save_status(s);
@@ -655,14 +651,35 @@ save_end(struct cow__snap_save *s, char *message, size_t n)
 	return st;
 }
 
-static cow_status_t
-save_run_end(struct cow__snap_save *s, char *message, size_t n)
+void
+cow__snap_save_run(struct cow__snap_save *s)
 {
 	if (s->how.mode == COW_SNAPSHOT_STREAM)
 		run_stream(s);
 	else
 		run_persist_first(s);
-	return save_end(s, message, n);
+}
+
+void
+cow__snap_save_attach(struct cow__snap_save *s, struct cow_snapshot_job *job)
+{
+	s->job = job;
+	s->how.progress = cow__job_progress;
+	s->how.progress_ctx = job;
+	cow__atomic_store_relaxed(&job->progress_total, s->total);
+}
+
+cow_status_t
+cow__snap_save_status(const struct cow__snap_save *s)
+{
+	return save_status(s);
+}
+
+static cow_status_t
+save_run_end(struct cow__snap_save *s, char *message, size_t n)
+{
+	cow__snap_save_run(s);
+	return cow__snap_save_end(s, message, n);
 }
 
 cow_status_t
@@ -672,7 +689,7 @@ cow_snapshot_save(cow_snapshot_t *snap, const cow_snapshot_save_t *how)
 	char message[sizeof s->message];
 	cow_status_t st;
 
-	if ((st = save_begin(snap, how, &s, __func__)) != COW_OK)
+	if ((st = cow__snap_save_begin(snap, how, &s, __func__)) != COW_OK)
 		return st;
 	if ((st = save_run_end(s, message, sizeof message)) != COW_OK)
 		return cow__error(st, __func__, "%s", message);
@@ -687,26 +704,31 @@ cow_snapshot_cancel(cow_snapshot_t *snap)
 }
 
 /* ------------------------------------------------------------------ */
-/* Jobs. */
+/* Jobs: a task on a thread of its own (snapshot/snapshot.h). */
 
-/* The save's progress callback in a job: the job's counters, then the
- * caller's callback. */
-static void
-job_progress(void *ctx, uint64_t done, uint64_t total)
+void
+cow__job_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct cow_snapshot_job *job = ctx;
 
 	cow__atomic_store_relaxed(&job->progress_done, done);
+	cow__atomic_store_relaxed(&job->progress_total, total);
 	if (job->user_progress != NULL)
 		job->user_progress(job->user_ctx, done, total);
+}
+
+bool
+cow__job_cancelled(const struct cow_snapshot_job *job)
+{
+	return cow__atomic_load_relaxed(&job->cancel) != 0;
 }
 
 static void *
 job_main(void *arg)
 {
 	struct cow_snapshot_job *job = arg;
-	char message[sizeof job->message];
-	cow_status_t st = save_run_end(job->save, message, sizeof message);
+	char message[sizeof job->message] = "";
+	cow_status_t st = job->run(job->arg, message, sizeof message);
 
 	pthread_mutex_lock(&job->lock);
 	job->status = st;
@@ -723,10 +745,58 @@ job_free(struct cow_snapshot_job *job)
 	pthread_mutex_lock(&saves_lock);
 	LIST_DEL(jobs, job);
 	pthread_mutex_unlock(&saves_lock);
-	cow_snapshot_release(job->snap);
 	pthread_mutex_destroy(&job->lock);
 	pthread_cond_destroy(&job->cond);
 	cow__free(cow_allocator_default(), job, sizeof *job);
+}
+
+cow_status_t
+cow__job_new(void (*progress)(void *, uint64_t, uint64_t), void *ctx,
+    uint64_t total, struct cow_snapshot_job **out, const char *func)
+{
+	struct cow_snapshot_job *job;
+
+	if ((job = cow__alloc(cow_allocator_default(), sizeof *job, func)) ==
+	    NULL)
+		return COW_ENOMEM;
+	memset(job, 0, sizeof *job);
+	pthread_mutex_init(&job->lock, NULL);
+	pthread_cond_init(&job->cond, NULL);
+	job->user_progress = progress;
+	job->user_ctx = ctx;
+	cow__atomic_store_relaxed(&job->progress_total, total);
+	pthread_mutex_lock(&saves_lock);
+	LIST_ADD(jobs, job);
+	pthread_mutex_unlock(&saves_lock);
+	*out = job;
+	return COW_OK;
+}
+
+cow_status_t
+cow__job_run(struct cow_snapshot_job *job, cow__job_fn run, void *arg,
+    const char *func)
+{
+	int err;
+
+	job->run = run;
+	job->arg = arg;
+	if ((err = pthread_create(&job->thread, NULL, job_main, job)) != 0)
+		return cow__error(COW_ENOMEM, func, "pthread_create: %s",
+		    strerror(err));
+	return COW_OK;
+}
+
+void
+cow__job_discard(struct cow_snapshot_job *job)
+{
+	job_free(job);
+}
+
+/* The task of cow_snapshot_save_start's job. */
+static cow_status_t
+save_task(void *arg, char *message, size_t n)
+{
+	return save_run_end(arg, message, n);
 }
 
 cow_status_t
@@ -736,40 +806,23 @@ cow_snapshot_save_start(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	struct cow_snapshot_job *job;
 	struct cow__snap_save *s;
 	cow_status_t st;
-	int err;
 
 	COW__RETURN_IF_NULL(out);
-	if ((job = cow__alloc(cow_allocator_default(), sizeof *job,
-	    __func__)) == NULL)
-		return COW_ENOMEM;
-	memset(job, 0, sizeof *job);
-	pthread_mutex_init(&job->lock, NULL);
-	pthread_cond_init(&job->cond, NULL);
-	pthread_mutex_lock(&saves_lock);
-	LIST_ADD(jobs, job);
-	pthread_mutex_unlock(&saves_lock);
-	if ((st = save_begin(snap, how, &s, __func__)) != COW_OK) {
+	COW__RETURN_IF_NULL(how);
+	if ((st = cow__job_new(how->progress, how->progress_ctx, 0, &job,
+	    __func__)) != COW_OK)
+		return st;
+	if ((st = cow__snap_save_begin(snap, how, &s, __func__)) != COW_OK) {
 		job_free(job);
 		return st;
 	}
-	cow_snapshot_retain(snap);
-	job->snap = snap;
-	job->save = s;
-	job->user_progress = s->how.progress;
-	job->user_ctx = s->how.progress_ctx;
-	s->how.progress = job_progress;
-	s->how.progress_ctx = job;
-	s->job = job;
-	cow__atomic_store_relaxed(&job->progress_total, s->total);
-	if ((err = pthread_create(&job->thread, NULL, job_main, job)) != 0) {
+	cow__snap_save_attach(s, job);
+	if ((st = cow__job_run(job, save_task, s, __func__)) != COW_OK) {
 		char message[sizeof s->message];
 
-		/* Nothing ran: end it here. */
-		save_fail(s, COW_ENOMEM, "no thread: %s", strerror(err));
-		save_end(s, message, sizeof message);
+		cow__snap_save_end(s, message, sizeof message); /* nothing ran */
 		job_free(job);
-		return cow__error(COW_ENOMEM, __func__, "pthread_create: %s",
-		    strerror(err));
+		return st;
 	}
 	*out = job;
 	return COW_OK;
@@ -822,9 +875,8 @@ cow_snapshot_job_wait(cow_snapshot_job_t *job)
 void
 cow_snapshot_job_cancel(cow_snapshot_job_t *job)
 {
-	if (job == NULL)
-		return;
-	cow__atomic_store_relaxed(&job->cancel, 1);
+	if (job != NULL)
+		cow__atomic_store_relaxed(&job->cancel, 1);
 }
 
 void

@@ -42,6 +42,7 @@
 #define COW__GROUP_READER 16u   /* one reader inside */
 
 struct cow_snapshot;
+struct cow_snapshot_job;
 struct cow__snap_save;
 
 struct cow__snap_group {
@@ -133,5 +134,44 @@ cow__snap_state(uint64_t word)
 /* The before-write part of a group's hook in a persist-first save: claim
  * and persist the group, or wait for whoever has it. */
 void cow__snap_persist_before_write(struct cow__snap_group *g);
+
+/*
+ * A save in three steps, for a layer that wraps it (a file: files/):
+ * begin (everything that can fail before a byte is written; registers the
+ * save and takes a reference on @snap; errors name @func), run (on any
+ * thread), end (unregister, release, free; its status and message). A
+ * failure of the wrapping layer's own is recorded with
+ * cow__snap_save_fail: the first failure wins, from any thread.
+ */
+cow_status_t cow__snap_save_begin(cow_snapshot_t *snap,
+    const cow_snapshot_save_t *how, struct cow__snap_save **out,
+    const char *func);
+void cow__snap_save_run(struct cow__snap_save *s);
+cow_status_t cow__snap_save_end(struct cow__snap_save *s, char *message,
+    size_t n);
+cow_status_t cow__snap_save_fail(struct cow__snap_save *s, cow_status_t st,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+cow_status_t cow__snap_save_status(const struct cow__snap_save *s);
+/* The save runs in @job: its cancel and progress are the job's. */
+void cow__snap_save_attach(struct cow__snap_save *s,
+    struct cow_snapshot_job *job);
+
+/* --- jobs (save.c) ----------------------------------------------------- */
+
+/* A job's task: its status, its message (if any) in @message. */
+typedef cow_status_t (*cow__job_fn)(void *arg, char *message, size_t n);
+
+/* A new job (not running yet) reporting to @progress (may be NULL). */
+cow_status_t cow__job_new(void (*progress)(void *, uint64_t, uint64_t),
+    void *ctx, uint64_t total, struct cow_snapshot_job **out,
+    const char *func);
+/* Start @run(@arg) on the job's thread; COW_ENOMEM without a thread (the
+ * job is then still the caller's to discard). */
+cow_status_t cow__job_run(struct cow_snapshot_job *job, cow__job_fn run,
+    void *arg, const char *func);
+void cow__job_discard(struct cow_snapshot_job *job);
+/* A progress callback that updates @ctx (a job) and calls the user's. */
+void cow__job_progress(void *ctx, uint64_t done, uint64_t total);
+bool cow__job_cancelled(const struct cow_snapshot_job *job);
 
 #endif
