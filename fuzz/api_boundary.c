@@ -41,7 +41,7 @@ static bool
 expect(const struct api_boundary *b, cow_status_t st, unsigned allowed,
     void *out)
 {
-	if (st > 0 || st < COW_ERELEASED || (S(st) & allowed) == 0)
+	if (st > 0 || st < COW_EFORMAT || (S(st) & allowed) == 0)
 		fail(b, "returned %d (%s), allowed 0x%x: '%s'", (int)st,
 		    cow_status_str(st), allowed, cow_last_error());
 	if (st == COW_OK)

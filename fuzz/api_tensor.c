@@ -48,7 +48,7 @@ static bool
 expect(const struct api_tensor *s, cow_status_t st, unsigned allowed,
     cow_tensor_t *const *out)
 {
-	if (st > 0 || st < COW_ERELEASED || (S(st) & allowed) == 0)
+	if (st > 0 || st < COW_EFORMAT || (S(st) & allowed) == 0)
 		fail(s, "returned %d (%s), allowed 0x%x: '%s'", (int)st,
 		    cow_status_str(st), allowed, cow_last_error());
 	if (st == COW_OK) {

@@ -135,7 +135,7 @@ count_deleter(void *data, size_t nbytes, void *ctx)
 static void
 expect(const struct api *t, cow_status_t st, unsigned allowed)
 {
-	if (st > 0 || st < COW_ERELEASED || (S(st) & allowed) == 0)
+	if (st > 0 || st < COW_EFORMAT || (S(st) & allowed) == 0)
 		fail(t, "returned %d (%s), allowed set 0x%x; last error '%s'",
 		    (int)st, cow_status_str(st), allowed, cow_last_error());
 	if (st != COW_OK && strstr(cow_last_error(), t->func) == NULL)
@@ -728,7 +728,7 @@ call_misc(struct api *t, struct fuzz_input *in)
 	s = cow_status_str((cow_status_t)v);
 	if (s == NULL || strncmp(s, "COW_", 4) != 0)
 		fail(t, "cow_status_str(%d) gave '%s'", v, s ? s : "(null)");
-	if ((v > 0 || v < COW_ERELEASED) != (strcmp(s, "COW_E?") == 0))
+	if ((v > 0 || v < COW_EFORMAT) != (strcmp(s, "COW_E?") == 0))
 		fail(t, "cow_status_str(%d) gave '%s'", v, s);
 	t->func = "cow_last_error";
 	if (cow_last_error() == NULL)

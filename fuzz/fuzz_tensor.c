@@ -402,7 +402,7 @@ judge(const struct fz *z, cow_status_t st, unsigned allowed,
 			    (unsigned long long)now.live_allocs);
 		allowed |= S(COW_ENOMEM);
 	}
-	if (st > 0 || st < COW_ERELEASED || (S(st) & allowed) == 0)
+	if (st > 0 || st < COW_EFORMAT || (S(st) & allowed) == 0)
 		fail(z, "returned %s, allowed set 0x%x; last error '%s'",
 		    cow_status_str(st), allowed, cow_last_error());
 	if (st == COW_OK) {

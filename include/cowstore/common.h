@@ -37,7 +37,8 @@ typedef enum cow_status {
 	COW_EALIASING = -10, /* reshape-alias warning turned into an error */
 	COW_ECANCELED = -11, /* the operation was cancelled (snapshot.h) */
 	COW_EIO = -12,       /* a read or write of a file or callback failed */
-	COW_ERELEASED = -13  /* the snapshot's tensor was released already */
+	COW_ERELEASED = -13, /* the snapshot's tensor was released already */
+	COW_EFORMAT = -14    /* a file breaks a rule of its format */
 } cow_status_t;
 
 /**

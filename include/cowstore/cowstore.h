@@ -23,5 +23,6 @@
 #include "shadow.h"
 #include "dlpack.h"
 #include "snapshot.h"
+#include "safetensors.h"
 
 #endif

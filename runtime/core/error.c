@@ -36,6 +36,7 @@ cow_status_str(cow_status_t status)
 	case COW_ECANCELED: return "COW_ECANCELED";
 	case COW_EIO: return "COW_EIO";
 	case COW_ERELEASED: return "COW_ERELEASED";
+	case COW_EFORMAT: return "COW_EFORMAT";
 	}
 	return "COW_E?";
 }

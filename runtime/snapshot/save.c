@@ -675,6 +675,18 @@ cow__snap_save_status(const struct cow__snap_save *s)
 	return save_status(s);
 }
 
+cow_snapshot_t *
+cow__snap_save_snapshot(const struct cow__snap_save *s)
+{
+	return s->snap;
+}
+
+bool
+cow__snap_save_persist_first(const struct cow__snap_save *s)
+{
+	return s->how.mode == COW_SNAPSHOT_PERSIST_FIRST;
+}
+
 static cow_status_t
 save_run_end(struct cow__snap_save *s, char *message, size_t n)
 {

@@ -152,6 +152,8 @@ cow_status_t cow__snap_save_end(struct cow__snap_save *s, char *message,
 cow_status_t cow__snap_save_fail(struct cow__snap_save *s, cow_status_t st,
     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 cow_status_t cow__snap_save_status(const struct cow__snap_save *s);
+cow_snapshot_t *cow__snap_save_snapshot(const struct cow__snap_save *s);
+bool cow__snap_save_persist_first(const struct cow__snap_save *s);
 /* The save runs in @job: its cancel and progress are the job's. */
 void cow__snap_save_attach(struct cow__snap_save *s,
     struct cow_snapshot_job *job);
