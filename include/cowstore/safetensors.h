@@ -71,14 +71,16 @@ COW_API cow_status_t cow_safetensors_save(cow_snapshot_t *snap,
 
 /**
  * cow_safetensors_save_start - cow_safetensors_save on a thread of the
- * library's; returns at once with a job (snapshot.h: progress, done, wait,
- * cancel, release).
+ * library's: the temporary file is made and its header written on the
+ * calling thread (in a persist-first save, writers persist into it from
+ * the moment this returns); the rest runs on the job's thread (snapshot.h:
+ * progress, done, wait, cancel, release).
  * Ownership: the job holds a reference on @snap and copies @path and
  * @opts; *out is the caller's (cow_snapshot_job_release).
  * Thread-safety: as cow_safetensors_save.
- * Errors: those cow_safetensors_save finds before it writes (COW_EINVAL,
- * COW_EBUSY, COW_ERELEASED, COW_ENOMEM); the rest through
- * cow_snapshot_job_wait.
+ * Errors: those cow_safetensors_save finds before it writes the tensors
+ * (COW_EINVAL, COW_EBUSY, COW_ERELEASED, COW_EIO for the temporary file,
+ * COW_ENOMEM); the rest through cow_snapshot_job_wait.
  */
 COW_API cow_status_t cow_safetensors_save_start(cow_snapshot_t *snap,
     const char *path, const cow_safetensors_save_t *opts,

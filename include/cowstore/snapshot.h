@@ -226,7 +226,8 @@ typedef struct cow_snapshot_job cow_snapshot_job_t;
 
 /**
  * cow_snapshot_save_start - run cow_snapshot_save(@snap, @how) on a new
- * thread; returns at once.
+ * thread; returns at once. A persist-first save is in force when it
+ * returns: writers persist what they reach first from then on.
  * Ownership: the job holds a reference on @snap; *out holds the caller's
  * reference on the job (cow_snapshot_job_release). @how is copied (with
  * its order); its callbacks and contexts must stay valid until the job is

@@ -25,6 +25,7 @@ struct st_save {
 	char *path, *dir, *tmp;      /* owned */
 	size_t path_bytes, dir_bytes, tmp_bytes;
 	int fd;
+	bool tmp_made;               /* the temporary file exists */
 	struct cow__jbuf header;     /* the 8-byte length and the JSON */
 };
 
@@ -316,6 +317,7 @@ create_tmp(struct st_save *w)
 		if (w->fd >= 0 || errno != EEXIST)
 			break;
 	}
+	w->tmp_made = w->fd >= 0;
 	if (w->fd < 0) {
 		int err = errno;
 
@@ -354,44 +356,54 @@ commit_tmp(struct st_save *w)
 	return COW_OK;
 }
 
-/* Everything after the checks: the file, the save, the rename. Runs on
- * the caller's thread or a job's. */
+/* The temporary file, its space reserved (persist first), the header
+ * written: on the caller's thread, so that writers persist into the file
+ * as soon as the save returns or starts (cow__snap_save_publish). A
+ * failure is the save's (cow__snap_save_fail). */
+static void
+st_prepare(struct st_save *w)
+{
+	uint64_t total = w->header.len;
+	cow_snapshot_t *snap = cow__snap_save_snapshot(w->save);
+	int err;
+
+	for (size_t i = 0; i < cow_snapshot_count(snap); i++)
+		total += cow_snapshot_nbytes(snap, i);
+	if (create_tmp(w) != COW_OK)
+		return;
+	if (cow__snap_save_persist_first(w->save) &&
+	    (err = posix_fallocate(w->fd, 0, (off_t)total)) != 0 &&
+	    err != EOPNOTSUPP && err != EINVAL)
+		cow__snap_save_fail(w->save, COW_EIO, "posix_fallocate(\"%s\", "
+		    "%llu bytes): %s", w->tmp, (unsigned long long)total,
+		    strerror(err));
+	else if ((err = file_pwrite(w, w->header.data, w->header.len, 0)) != 0)
+		cow__snap_save_fail(w->save, COW_EIO, "writing the header of "
+		    "\"%s\": %s", w->tmp, strerror(err));
+	else if (lseek(w->fd, (off_t)w->header.len, SEEK_SET) < 0)
+		fail_errno(w, "lseek", w->tmp);
+	else
+		cow__snap_save_publish(w->save);
+}
+
+/* The save (if the file is ready), then the rename or the removal of the
+ * temporary file, then the save's end. Runs on the caller's thread or a
+ * job's. */
 static cow_status_t
 st_run(struct st_save *w, char *message, size_t n)
 {
-	uint64_t total = w->header.len;
 	cow_status_t st;
 	bool committed = false;
 
-	for (size_t i = 0; i < cow_snapshot_count(cow__snap_save_snapshot(
-	    w->save)); i++)
-		total += cow_snapshot_nbytes(cow__snap_save_snapshot(w->save),
-		    i);
-	if (create_tmp(w) == COW_OK) {
-		int err = 0;
-
-		if (cow__snap_save_persist_first(w->save) &&
-		    (err = posix_fallocate(w->fd, 0, (off_t)total)) != 0 &&
-		    err != EOPNOTSUPP && err != EINVAL)
-			cow__snap_save_fail(w->save, COW_EIO, "posix_fallocate"
-			    "(\"%s\", %llu bytes): %s", w->tmp,
-			    (unsigned long long)total, strerror(err));
-		else if ((err = file_pwrite(w, w->header.data, w->header.len,
-		    0)) != 0)
-			cow__snap_save_fail(w->save, COW_EIO, "writing the "
-			    "header of \"%s\": %s", w->tmp, strerror(err));
-		else if (lseek(w->fd, (off_t)w->header.len, SEEK_SET) < 0)
-			fail_errno(w, "lseek", w->tmp);
-		else
-			cow__snap_save_run(w->save);
-		if (cow__snap_save_status(w->save) == COW_OK &&
-		    commit_tmp(w) == COW_OK)
-			committed = true;
-		if (w->fd >= 0)
-			close(w->fd);
-		if (!committed)
-			unlink(w->tmp);
-	}
+	if (cow__snap_save_status(w->save) == COW_OK)
+		cow__snap_save_run(w->save);
+	if (cow__snap_save_status(w->save) == COW_OK &&
+	    commit_tmp(w) == COW_OK)
+		committed = true;
+	if (w->fd >= 0)
+		close(w->fd);
+	if (!committed && w->tmp_made)
+		unlink(w->tmp);
 	st = cow__snap_save_end(w->save, message, n);
 	st_free(w);
 	return st;
@@ -464,6 +476,7 @@ cow_safetensors_save(cow_snapshot_t *snap, const char *path,
 
 	if ((st = st_begin(snap, path, opts, &w, __func__)) != COW_OK)
 		return st;
+	st_prepare(w);
 	if ((st = st_run(w, message, sizeof message)) != COW_OK)
 		return cow__error(st, __func__, "%s", message);
 	return COW_OK;
@@ -487,11 +500,21 @@ cow_safetensors_save_start(cow_snapshot_t *snap, const char *path,
 		return st;
 	}
 	cow__snap_save_attach(w->save, job);
+	st_prepare(w);
+	if (cow__snap_save_status(w->save) != COW_OK) {
+		/* The file could not be made: say so now. */
+		char message[256];
+
+		st = st_run(w, message, sizeof message);
+		cow__job_discard(job);
+		return cow__error(st, __func__, "%s", message);
+	}
 	if ((st = cow__job_run(job, st_task, w, __func__)) != COW_OK) {
 		char message[256];
 
-		cow__snap_save_end(w->save, message, sizeof message);
-		st_free(w);
+		cow__snap_save_fail(w->save, COW_ENOMEM, "no thread for the "
+		    "save");
+		st_run(w, message, sizeof message);
 		cow__job_discard(job);
 		return st;
 	}

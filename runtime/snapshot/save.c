@@ -50,6 +50,8 @@ struct cow__snap_save {
 	cow__atomic_u64_t failed;
 	char message[256];
 	struct cow_snapshot_job *job;
+	bool published;             /* in snap->persist (persist-first) */
+	bool closed;                /* taken out of it again */
 	bool forked;                /* the fork's child: its threads are gone */
 	struct cow__snap_save *next, *prev; /* saves_lock */
 };
@@ -464,13 +466,47 @@ run_stream(struct cow__snap_save *s)
 	return COW_OK;
 }
 
+void
+cow__snap_save_publish(struct cow__snap_save *s)
+{
+	if (s->how.mode != COW_SNAPSHOT_PERSIST_FIRST || s->published)
+		return;
+	s->published = true;
+	cow__ptr_store(&s->snap->persist, s);
+}
+
+/* The end of a published persist-first save: no writer starts on it
+ * after this (its claims look at snap->persist again); the ones that did,
+ * finish. */
+static void
+persist_close(struct cow__snap_save *s)
+{
+	struct cow_snapshot *snap = s->snap;
+
+	s->closed = true;
+	cow__ptr_store(&snap->persist, NULL);
+	cow__fence_atomic_load(&snap->persist);
+	for (size_t k = 0; k < snap->ngroups; k++) {
+		uint64_t w = cow__snap_group_wait(&snap->groups[k]);
+
+		if ((w & COW__GROUP_PERSISTED) == 0 &&
+		    cow__snap_state(w) != COW__GROUP_HELD)
+			cow__snap_save_fail(s, COW_ERELEASED, "the tensors of "
+			    "storage group %zu were released before they were "
+			    "saved", k);
+		else if ((w & COW__GROUP_PERSISTED) == 0)
+			cow__snap_save_fail(s, COW_ECANCELED, "stopped before "
+			    "every tensor was saved");
+	}
+}
+
 static cow_status_t
 run_persist_first(struct cow__snap_save *s)
 {
 	struct cow_snapshot *snap = s->snap;
 	cow_status_t st = COW_OK;
 
-	cow__ptr_store(&snap->persist, s);
+	cow__snap_save_publish(s);
 	for (size_t k = 0; k < snap->count && st == COW_OK; k++) {
 		struct cow__snap_group *g =
 		    &snap->groups[snap->tensors[s->order[k]].group];
@@ -490,22 +526,7 @@ run_persist_first(struct cow__snap_save *s)
 		/* Claimed by a writer: it persists the group; the end
 		 * waits for it. */
 	}
-	/* The end: no writer starts on this save after it (its claims look
-	 * at snap->persist again); the ones that did, finish. */
-	cow__ptr_store(&snap->persist, NULL);
-	cow__fence_atomic_load(&snap->persist);
-	for (size_t k = 0; k < snap->ngroups; k++) {
-		uint64_t w = cow__snap_group_wait(&snap->groups[k]);
-
-		if ((w & COW__GROUP_PERSISTED) == 0 &&
-		    cow__snap_state(w) != COW__GROUP_HELD)
-			cow__snap_save_fail(s, COW_ERELEASED, "the tensors of storage "
-			    "group %zu were released before they were saved",
-			    k);
-		else if ((w & COW__GROUP_PERSISTED) == 0)
-			cow__snap_save_fail(s, COW_ECANCELED, "stopped before every "
-			    "tensor was saved");
-	}
+	persist_close(s);
 	if (s->how.progress != NULL && save_status(s) == COW_OK)
 		s->how.progress(s->how.progress_ctx,
 		    cow__atomic_load_relaxed(&s->done), s->total);
@@ -636,7 +657,12 @@ cow_status_t
 cow__snap_save_end(struct cow__snap_save *s, char *message, size_t n)
 {
 	struct cow_snapshot *snap = s->snap;
-	cow_status_t st = save_status(s);
+	cow_status_t st;
+
+	if (s->published && !s->closed && !s->forked)
+		persist_close(s); /* published, never run: writers may have
+				   * claimed groups meanwhile */
+	st = save_status(s);
 
 	snprintf(message, n, "%s", s->message);
 	pthread_mutex_lock(&saves_lock);
@@ -829,6 +855,8 @@ cow_snapshot_save_start(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 		return st;
 	}
 	cow__snap_save_attach(s, job);
+	/* Writers persist from now on, before the thread starts. */
+	cow__snap_save_publish(s);
 	if ((st = cow__job_run(job, save_task, s, __func__)) != COW_OK) {
 		char message[sizeof s->message];
 

@@ -147,6 +147,9 @@ cow_status_t cow__snap_save_begin(cow_snapshot_t *snap,
     const cow_snapshot_save_t *how, struct cow__snap_save **out,
     const char *func);
 void cow__snap_save_run(struct cow__snap_save *s);
+/* A persist-first save: writers persist into it from now on (run does it
+ * too, if nobody did before). */
+void cow__snap_save_publish(struct cow__snap_save *s);
 cow_status_t cow__snap_save_end(struct cow__snap_save *s, char *message,
     size_t n);
 cow_status_t cow__snap_save_fail(struct cow__snap_save *s, cow_status_t st,
