@@ -63,16 +63,19 @@
  *                      step, the torn save of PyTorch issue 144657); must
  *                      fail with "torn"
  *
- * Memory: a sampler thread reads /proc/PID/smaps_rollup of this process
- * (and of the fork's child) from the end of the stall to the end of the
- * save, every --sample-ms (default 5), or less often where one read takes
- * over a tenth of that (a read walks the page tables: 0.5 ms for 1 GiB on
- * the development machine), so that sampling takes at most a tenth of a
- * CPU. Extra memory is the peak of the processes' summed Pss_Anon less
- * this process's Pss_Anon before the run. Pss, not Private_Dirty: after
- * fork() the parent's pages are shared with the child and count in
- * neither's Private_Dirty, while Pss splits them, so the sum is the memory
- * both hold. The file's page cache counts in neither.
+ * Memory: a sampler thread reads the processes' anonymous memory from the
+ * end of the stall to the end of the save, every --sample-ms (default 5).
+ * Extra memory is the peak less the same figure before the run. For fork,
+ * the parent's and the child's Pss_Anon (smaps_rollup), summed, and once
+ * more at the child's end (its extra only grows while it lives); Pss, not
+ * Private_Dirty: after fork() the parent's pages are shared with the child
+ * and count in neither's Private_Dirty, while Pss splits them, so the sum
+ * is the memory both hold. A smaps_rollup read walks the page tables (10
+ * ms of CPU for 1 GiB of this program on the development machine), so the
+ * sampler then waits at least nine times its CPU time between reads (at
+ * most a tenth of a CPU). The other methods run in one process, which
+ * shares no page: RssAnon (/proc/PID/status, counters read in O(1)) is its
+ * Pss_Anon. The file's page cache counts in neither.
  *
  * Figures: the stall is the method's call while the writers wait (take,
  * copy, fork); the save's wall time runs from the stall's start to the end
@@ -257,29 +260,30 @@ sleep_ms(unsigned ms)
 }
 
 /* ------------------------------------------------------------------ */
-/* Memory: summed smaps_rollup fields. */
+/* Memory: anonymous memory, pages shared between processes split among
+ * them. */
 
-struct mem {
-	uint64_t pss_anon;   /* bytes */
-};
-
-/* Add /proc/@pid/smaps_rollup's Pss_Anon to *m; false when it cannot be
- * read (a process that has exited). */
+/* Add @pid's anonymous memory to *total: Pss_Anon from smaps_rollup when
+ * @pss (a page walk: milliseconds for a GiB), else RssAnon from status
+ * (counters, O(1); the same for a process that shares no page). False
+ * when it cannot be read (a process that has exited). */
 static bool
-mem_read(pid_t pid, struct mem *m)
+mem_read(pid_t pid, bool pss, uint64_t *total)
 {
+	const char *file = pss ? "smaps_rollup" : "status";
 	char path[64], line[256];
 	FILE *f;
 	bool found = false;
 
-	snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
 	if ((f = fopen(path, "r")) == NULL)
 		return false;
-	while (fgets(line, sizeof line, f) != NULL) {
+	while (!found && fgets(line, sizeof line, f) != NULL) {
 		unsigned long long kb;
 
-		if (sscanf(line, "Pss_Anon: %llu kB", &kb) == 1) {
-			m->pss_anon += (uint64_t)kb << 10;
+		if ((pss ? sscanf(line, "Pss_Anon: %llu kB", &kb) :
+		    sscanf(line, "RssAnon: %llu kB", &kb)) == 1) {
+			*total += (uint64_t)kb << 10;
 			found = true;
 		}
 	}
@@ -289,27 +293,32 @@ mem_read(pid_t pid, struct mem *m)
 
 struct sampler {
 	pthread_t thread;
+	pthread_mutex_t lock;      /* sample_once */
 	atomic_bool go, done;
 	atomic_int child;          /* the fork's child, 0 when none */
+	bool pss;                  /* Pss_Anon (fork), else RssAnon */
 	cow_snapshot_t *snap;      /* set before the sampler starts */
 	unsigned period_ms;
-	uint64_t peak;             /* summed Pss_Anon */
+	uint64_t peak;             /* the processes' sum */
 	uint64_t snap_extra_peak;  /* the largest extra_bytes sampled */
 	unsigned samples;
 };
 
+/* One sample; from the sampler and, at the fork child's end, from the
+ * main thread. */
 static void
 sample_once(struct sampler *s)
 {
-	struct mem m = {0};
+	uint64_t total = 0;
 	pid_t child = atomic_load(&s->child);
 
-	if (!mem_read(getpid(), &m))
-		die_errno("/proc/self/smaps_rollup");
+	pthread_mutex_lock(&s->lock);
+	if (!mem_read(getpid(), s->pss, &total))
+		die_errno("/proc/self");
 	if (child > 0)
-		(void)mem_read(child, &m);
-	if (m.pss_anon > s->peak)
-		s->peak = m.pss_anon;
+		(void)mem_read(child, s->pss, &total);
+	if (total > s->peak)
+		s->peak = total;
 	if (s->snap != NULL) {
 		cow_snapshot_stats_t st;
 
@@ -318,6 +327,16 @@ sample_once(struct sampler *s)
 			s->snap_extra_peak = st.extra_bytes;
 	}
 	s->samples++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void *
@@ -330,12 +349,14 @@ sampler_main(void *arg)
 	while (!atomic_load(&s->go))
 		sleep_ms(1);
 	while (!atomic_load(&s->done)) {
-		uint64_t t0 = bench_now_ns(), ms;
+		uint64_t t0 = thread_cpu_ns(), ms;
 
 		sample_once(s);
-		/* A read walks the page tables (0.5 ms for 1 GiB here): at
-		 * most a tenth of a CPU goes to sampling. */
-		ms = (bench_now_ns() - t0) * 9 / 1000000;
+		/* A smaps_rollup read walks the page tables (10 ms of CPU
+		 * for this program's 1 GiB here): at most a tenth of a CPU
+		 * goes to sampling. CPU time, not wall time: on a loaded
+		 * machine a read's wall time includes waiting for a CPU. */
+		ms = (thread_cpu_ns() - t0) * 9 / 1000000;
 		sleep_ms(ms > s->period_ms ? (unsigned)ms : s->period_ms);
 	}
 	sample_once(s);
@@ -605,14 +626,21 @@ stage_alloc(struct stager *s, size_t i)
 }
 
 /* The fork's child: the state from its copy of the address space, through
- * raw pointers taken before the fork (no library call, no lock). */
+ * raw pointers taken before the fork (no library call, no lock). Once the
+ * file is durable it says so on @done and waits for a byte on @go before it
+ * exits, so that the parent measures the memory both hold at the end (a
+ * fork's extra memory only grows while the child lives). */
 static _Noreturn void
-child_save(const void *const *ptrs)
+child_save(const void *const *ptrs, int done, int go)
 {
-	for (size_t i = 0; i < run.n; i++)
-		if (write_all(run.fd, ptrs[i], run.nbytes[i]) != 0)
-			_exit(1);
-	_exit(fsync(run.fd) == 0 ? 0 : 1);
+	char ok = 1;
+
+	for (size_t i = 0; i < run.n && ok; i++)
+		ok = write_all(run.fd, ptrs[i], run.nbytes[i]) == 0;
+	ok = ok && fsync(run.fd) == 0;
+	if (write(done, &ok, 1) != 1 || read(go, &ok, 1) != 1)
+		_exit(1);
+	_exit(0);
 }
 
 static void
@@ -799,18 +827,22 @@ run_saving(struct result *r)
 	cow_snapshot_t *snap = NULL;
 	cow_snapshot_job_t *job = NULL;
 	cow_snapshot_save_t how = {.ctx = &run.fd};
-	struct mem base = {0};
-	uint64_t t_base, t_pause, t_stall, t_resume, t_start, t_end;
+	uint64_t t_base, t_pause, t_stall, t_resume, t_start, t_end = 0;
 	pid_t child = -1;
-	int status;
+	int status, done[2] = {-1, -1}, go[2] = {-1, -1};
+	char ok = 0;
 
 	if ((stg.buf = calloc(run.n, sizeof *stg.buf)) == NULL ||
 	    (ptrs = calloc(run.n, sizeof *ptrs)) == NULL)
 		die("out of memory");
-	/* The memory before anything of the method's exists. */
-	if (!mem_read(getpid(), &base))
-		die_errno("/proc/self/smaps_rollup");
-	r->mem_base = base.pss_anon;
+	/* The memory before anything of the method's exists. Pss for fork
+	 * (the child shares the parent's pages), else the cheaper RssAnon. */
+	smp.pss = m == M_FORK;
+	pthread_mutex_init(&smp.lock, NULL);
+	if (!mem_read(getpid(), smp.pss, &r->mem_base))
+		die_errno("/proc/self");
+	if (m == M_FORK && (pipe(done) != 0 || pipe(go) != 0))
+		die_errno("pipe");
 	if (m == M_EAGER_PRE)
 		for (size_t i = 0; i < run.n; i++) {
 			stage_alloc(&stg, i);
@@ -850,7 +882,9 @@ run_saving(struct result *r)
 		if ((child = fork()) < 0)
 			die_errno("fork");
 		if (child == 0)
-			child_save(ptrs);
+			child_save(ptrs, done[1], go[0]);
+		close(done[1]);
+		close(go[0]);
 		break;
 	default:
 		break;
@@ -892,10 +926,18 @@ run_saving(struct result *r)
 		}
 		break;
 	case M_FORK:
+		if (read(done[0], &ok, 1) == 1 && ok) {
+			t_end = bench_now_ns();
+			sample_once(&smp); /* the end: both still hold theirs */
+		}
+		if (write(go[1], &ok, 1) != 1 && ok)
+			die_errno("write to the fork's child");
 		if (waitpid(child, &status, 0) != child)
 			die_errno("waitpid");
-		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			die("the fork's child failed to save");
+		close(done[0]);
+		close(go[1]);
 		break;
 	case M_PLAIN_BUSY:
 		write_live();
@@ -909,7 +951,8 @@ run_saving(struct result *r)
 	default:
 		break;
 	}
-	t_end = bench_now_ns();
+	if (t_end == 0)
+		t_end = bench_now_ns();
 	atomic_store(&smp.child, 0);
 	atomic_store(&smp.done, true);
 	pthread_join(smp.thread, NULL);
@@ -926,6 +969,7 @@ run_saving(struct result *r)
 	 * beyond the baseline's mean. */
 	r->lost_ns = (double)WRITERS * (double)(r->stall_ns + r->start_ns) +
 	    (double)r->during.count * (r->during.mean - r->base.mean);
+	pthread_mutex_destroy(&smp.lock);
 	r->mem_peak = smp.peak;
 	r->samples = smp.samples;
 	r->snap_extra_sampled = smp.snap_extra_peak;
