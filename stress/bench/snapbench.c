@@ -65,7 +65,9 @@
  *
  * Memory: a sampler thread reads the processes' anonymous memory from the
  * end of the stall to the end of the save, every --sample-ms (default 5).
- * Extra memory is the peak less the same figure before the run. For fork,
+ * Extra memory is the peak less the same figure after the warm-up (the
+ * writers and the sampler running, the method's own threads and buffers
+ * not yet there). For fork,
  * the parent's and the child's Pss_Anon (smaps_rollup), summed, and once
  * more at the child's end (its extra only grows while it lives); Pss, not
  * Private_Dirty: after fork() the parent's pages are shared with the child
@@ -343,9 +345,14 @@ static void *
 sampler_main(void *arg)
 {
 	struct sampler *s = arg;
-	/* Started before the stall, sampling from its end: a read of
-	 * smaps_rollup holds the address space's lock (mmap_lock) for
-	 * reading, which fork() and a fresh mapping must wait for. */
+	uint64_t unused = 0;
+
+	/* One read now, so that this thread's own start-up memory (stdio's
+	 * buffers) is in the baseline. Then it waits for the end of the
+	 * stall: a read of smaps_rollup holds the address space's lock
+	 * (mmap_lock) for reading, which fork() and a fresh mapping must
+	 * wait for. */
+	(void)mem_read(getpid(), s->pss, &unused);
 	while (!atomic_load(&s->go))
 		sleep_ms(1);
 	while (!atomic_load(&s->done)) {
@@ -457,11 +464,10 @@ writer_main(void *arg)
 	return NULL;
 }
 
+/* The writers' memory, touched, so that the baseline holds it. */
 static void
-writers_start(void)
+writers_prepare(void)
 {
-	pthread_barrier_init(&run.paused, NULL, WRITERS + 1);
-	pthread_barrier_init(&run.resumed, NULL, WRITERS + 1);
 	for (int k = 0; k < WRITERS; k++) {
 		struct writer *w = &run.w[k];
 
@@ -473,6 +479,19 @@ writers_start(void)
 		w->scratch = calloc(SCRATCH_FLOATS, sizeof *w->scratch);
 		if (w->log == NULL || w->scratch == NULL)
 			die("out of memory");
+		memset(w->log, 0, w->cap * sizeof *w->log);
+		memset(w->scratch, 0, SCRATCH_FLOATS * sizeof *w->scratch);
+	}
+}
+
+static void
+writers_start(void)
+{
+	pthread_barrier_init(&run.paused, NULL, WRITERS + 1);
+	pthread_barrier_init(&run.resumed, NULL, WRITERS + 1);
+	for (int k = 0; k < WRITERS; k++) {
+		struct writer *w = &run.w[k];
+
 		if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
 			die("pthread_create failed");
 		bench_pin(w->thread, k);
@@ -835,24 +854,27 @@ run_saving(struct result *r)
 	if ((stg.buf = calloc(run.n, sizeof *stg.buf)) == NULL ||
 	    (ptrs = calloc(run.n, sizeof *ptrs)) == NULL)
 		die("out of memory");
-	/* The memory before anything of the method's exists. Pss for fork
-	 * (the child shares the parent's pages), else the cheaper RssAnon. */
 	smp.pss = m == M_FORK;
 	pthread_mutex_init(&smp.lock, NULL);
-	if (!mem_read(getpid(), smp.pss, &r->mem_base))
-		die_errno("/proc/self");
 	if (m == M_FORK && (pipe(done) != 0 || pipe(go) != 0))
 		die_errno("pipe");
+	if (m == M_COW_PERSIST_FIRST && ftruncate(run.fd, (off_t)run.total))
+		die_errno("ftruncate");
+	writers_prepare();
+	writers_start();
+	if (pthread_create(&smp.thread, NULL, sampler_main, &smp) != 0)
+		die("pthread_create failed");
+	sleep_ms(run.o.baseline_ms / 4 + 1); /* warm-up, not counted */
+	/* The memory before anything of the method's exists, the writers
+	 * and the sampler running. Pss for fork (the child shares the
+	 * parent's pages), else the cheaper RssAnon. */
+	if (!mem_read(getpid(), smp.pss, &r->mem_base))
+		die_errno("/proc/self");
 	if (m == M_EAGER_PRE)
 		for (size_t i = 0; i < run.n; i++) {
 			stage_alloc(&stg, i);
 			memset(stg.buf[i], 0, run.nbytes[i]);
 		}
-	if (m == M_COW_PERSIST_FIRST && ftruncate(run.fd, (off_t)run.total))
-		die_errno("ftruncate");
-
-	writers_start();
-	sleep_ms(run.o.baseline_ms / 4 + 1); /* warm-up, not counted */
 	t_base = bench_now_ns();
 	sleep_ms(run.o.baseline_ms);
 
@@ -860,8 +882,6 @@ run_saving(struct result *r)
 	writers_pause();
 	for (size_t i = 0; i < run.n; i++) /* stable: nothing shares them */
 		ptrs[i] = cow_tensor_const_data(run.t[i]);
-	if (pthread_create(&smp.thread, NULL, sampler_main, &smp) != 0)
-		die("pthread_create failed");
 
 	t_stall = bench_now_ns();
 	switch (m) {
