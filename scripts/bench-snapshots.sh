@@ -57,7 +57,7 @@ fi
 
 {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo ' (modified)')"
+	echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo ' (modified outside docs/)')"
 	echo "state: $state ($bytes bytes); reps: $reps; write %: $pcts; args: $args"
 	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs"
 	echo "memory: $(free -g | awk '/^Mem:/ { print $2 " GiB" }')"
