@@ -48,7 +48,7 @@ set xlabel "tensors written per step (%)"
 set xrange [-5:105]
 set xtics (0, 10, 50, 100)
 set logscale y
-set title "writers' stall (µs; snapshot call, copy, fork)"
+set title "writers' stall (µs; take, copy, fork; persist-first: + the save's start)"
 plot $(plot 3 1e3)
 unset logscale y
 unset key
@@ -63,7 +63,8 @@ set yrange [0:*]
 plot $(plot 5 1e6)
 set title "save wall time, stall to fsync (ms)"
 plot $(plot 12 1e6)
-set title "save throughput / plain write"
+set title "save throughput / plain write (dashed: the goal, 0.8)"
+set offsets graph 0, graph 0, graph 0.15, graph 0
 plot $(plot 13 1), 0.8 w l dt 2 lc rgb "black" t "goal 0.8"
 unset multiplot
 GP
