@@ -64,9 +64,17 @@ bench_check(int status, const char *what)
 		bench_fail(what, status);
 }
 
+/* Read the CPUs this process may use (before any thread is pinned); with
+ * @pin false, bench_pin does nothing. */
+void bench_pin_init(bool pin);
+
 /* Pin thread @t to the @i-th CPU (modulo the CPUs this process may use).
  * Best effort: nothing happens where affinity cannot be set. */
 void bench_pin(pthread_t t, int i);
+
+/* A size such as 4096, 4K, 64M or 1G into *out; false (and *out unset)
+ * for anything else. */
+bool bench_parse_size(const char *s, uint64_t *out);
 
 /* The allocator every benchmark storage uses: the default, or the one
  * named by COW_BENCH_ALLOCATOR (jemalloc or system). */
@@ -79,5 +87,6 @@ extern const struct bench bench_tensor_table[];
 extern const struct bench bench_shadow_table[];
 extern const struct bench bench_anchor_table[];
 extern const struct bench bench_kernels_table[];
+extern const struct bench bench_snapshot_table[];
 
 #endif

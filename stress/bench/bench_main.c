@@ -14,8 +14,6 @@
  * migrates mid-run between CPUs of different speed (this VM's two vCPUs
  * differ by 20%) would mix two machines in one median.
  */
-#define _GNU_SOURCE /* pthread_setaffinity_np, CPU_SET */
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,60 +36,6 @@ struct options {
 	size_t sizes[MAX_SIZES];
 	int nsizes;
 };
-
-volatile uintptr_t bench_sink;
-
-_Noreturn void
-bench_fail(const char *what, int status)
-{
-	fprintf(stderr, "cow_bench: %s failed: %s (%s)\n", what,
-	    cow_status_str((cow_status_t)status), cow_last_error());
-	exit(2);
-}
-
-static bool bench_pinning = true;
-/* The CPUs the process may use, read once before any thread is pinned (a
- * pinned thread's own mask, and its children's, is one CPU). */
-static cpu_set_t bench_allowed;
-static int bench_nallowed;
-
-void
-bench_pin(pthread_t t, int i)
-{
-	cpu_set_t one;
-	int k = 0;
-
-	if (!bench_pinning || bench_nallowed == 0)
-		return;
-	if (i < 0)
-		i = bench_nallowed - 1;
-	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
-		if (!CPU_ISSET(cpu, &bench_allowed) ||
-		    k++ != i % bench_nallowed)
-			continue;
-		CPU_ZERO(&one);
-		CPU_SET(cpu, &one);
-		(void)pthread_setaffinity_np(t, sizeof one, &one);
-		return;
-	}
-}
-
-cow_allocator_t *
-bench_allocator(void)
-{
-	static cow_allocator_t *chosen;
-	const char *name = getenv("COW_BENCH_ALLOCATOR");
-
-	if (chosen != NULL)
-		return chosen;
-	chosen = cow_allocator_default();
-	if (name != NULL && strcmp(name, "system") == 0)
-		chosen = cow_allocator_system();
-	else if (name != NULL && strcmp(name, "jemalloc") == 0 &&
-	    cow_allocator_jemalloc(&chosen) != COW_OK)
-		bench_fail("cow_allocator_jemalloc", COW_ENOTSUP);
-	return chosen;
-}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -209,26 +153,12 @@ run_table(const struct bench *table, const struct options *o)
 	}
 }
 
-static size_t
-parse_size(const char *s)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (*end == 'K' || *end == 'k')
-		v <<= 10;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20;
-	else if (*end == 'G' || *end == 'g')
-		v <<= 30;
-	return (size_t)v;
-}
-
 int
 main(int argc, char **argv)
 {
 	struct options o = {.nsizes = 4,
 	    .sizes = {4 << 10, 1 << 20, 64 << 20, 256 << 20}};
+	bool pin = true;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0) {
@@ -236,7 +166,7 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--json") == 0) {
 			o.json = true;
 		} else if (strcmp(argv[i], "--no-pin") == 0) {
-			bench_pinning = false;
+			pin = false;
 		} else if (strcmp(argv[i], "--filter") == 0 && i + 1 < argc) {
 			o.filter = argv[++i];
 		} else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
@@ -244,8 +174,16 @@ main(int argc, char **argv)
 
 			o.nsizes = 0;
 			for (tok = strtok(list, ","); tok && o.nsizes < MAX_SIZES;
-			     tok = strtok(NULL, ","))
-				o.sizes[o.nsizes++] = parse_size(tok);
+			     tok = strtok(NULL, ",")) {
+				uint64_t v;
+
+				if (!bench_parse_size(tok, &v)) {
+					fprintf(stderr, "%s: bad size \"%s\"\n",
+					    argv[0], tok);
+					return 2;
+				}
+				o.sizes[o.nsizes++] = (size_t)v;
+			}
 		} else {
 			fprintf(stderr, "usage: %s [--quick] [--json] [--no-pin] "
 			    "[--filter SUBSTRING] [--sizes 4K,1M,...]\n",
@@ -260,8 +198,7 @@ main(int argc, char **argv)
 		printf("%-28s %8s %3s %14s %14s %14s %8s\n", "benchmark",
 		    "bytes", "thr", "ns/op median", "p10", "p90", "GB/s");
 	}
-	if (sched_getaffinity(0, sizeof bench_allowed, &bench_allowed) == 0)
-		bench_nallowed = CPU_COUNT(&bench_allowed);
+	bench_pin_init(pin);
 	bench_pin(pthread_self(), -1);
 	/* Spin first so the core runs at its working clock before the first
 	 * (cheapest) benchmarks are timed. */
@@ -273,5 +210,6 @@ main(int argc, char **argv)
 	run_table(bench_shadow_table, &o);
 	run_table(bench_anchor_table, &o);
 	run_table(bench_kernels_table, &o);
+	run_table(bench_snapshot_table, &o);
 	return 0;
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# bench-snapshots.sh - the snapshot benchmark of docs/performance.md
+# ("Snapshots"): a state of 256 float32 tensors saved while two writer
+# threads run steps, by a cowstore snapshot (stream, and persist first),
+# eager staging (fresh and kept buffers) and fork(), each at 0/10/50/100% of
+# the tensors written per step, back to back in one session, with a plain
+# sequential write of the same bytes to the same file as the reference.
+# Builds the release preset first. Run it on an otherwise idle machine.
+#
+#   scripts/bench-snapshots.sh [STATE [OUTDIR [IMGDIR]]]
+#
+# STATE   the state's size: 1G (default), 4G, or 64M for a quick check
+# OUTDIR  default docs/perf/snapshots/STATE
+# IMGDIR  default docs/img; the chart is IMGDIR/snapshots-STATE.png
+# Environment:
+#   SNAP_REPS  repetitions of every configuration (default 3)
+#   SNAP_PCTS  write fractions in percent (default "0 10 50 100")
+#   SNAP_DIR   where the saves write (default build/release/snapbench: the
+#              disk under the build directory; env.txt records which
+#              filesystem); every save, the plain one included, writes one
+#              new file there, DIR/cow_snapbench.bin, and fsyncs it
+#   SNAP_ARGS  more cow_snapbench options (e.g. "--shape mixed")
+#
+# Files in OUTDIR: runs.jsonl (every cow_snapbench line, in run order),
+# take.jsonl (cow_bench's snapshot group at STATE), env.txt (machine,
+# commit, filesystem, load), summary.md and summary.tsv
+# (scripts/snapshots-summary.py). Any save whose file differs from the
+# state at the snapshot step stops the script (cow_snapbench exits 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+state=${1:-1G}
+out=${2:-docs/perf/snapshots/$state}
+img=${3:-docs/img}
+reps=${SNAP_REPS:-3}
+pcts=${SNAP_PCTS:-0 10 50 100}
+dir=${SNAP_DIR:-build/release/snapbench}
+args=${SNAP_ARGS:-}
+methods=(cow-stream cow-persist-first eager eager-pre fork)
+
+case $state in
+*[Gg]) bytes=$(( ${state%?} << 30 )) ;;
+*[Mm]) bytes=$(( ${state%?} << 20 )) ;;
+*[Kk]) bytes=$(( ${state%?} << 10 )) ;;
+*) bytes=$state ;;
+esac
+
+scripts/deps.sh
+cmake --preset release >/dev/null
+cmake --build --preset release -j2 --target cow_snapbench cow_bench >/dev/null
+bin=build/release/stress/bench
+mkdir -p "$out" "$dir"
+free=$(( $(df -Pk "$dir" | awk 'NR == 2 { print $4 }') << 10 ))
+if [ "$free" -lt $(( bytes * 2 )) ]; then
+	echo "bench-snapshots.sh: $dir has $free bytes free, need $(( bytes * 2 ))" >&2
+	exit 1
+fi
+
+{
+	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo ' (modified outside docs/)')"
+	echo "state: $state ($bytes bytes); reps: $reps; write %: $pcts; args: $args"
+	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs"
+	echo "memory: $(free -g | awk '/^Mem:/ { print $2 " GiB" }')"
+	echo "kernel: $(uname -r); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo '?')"
+	echo "target: $(realpath "$dir")/cow_snapbench.bin"
+	echo "filesystem: $(findmnt -n -o SOURCE,FSTYPE,OPTIONS -T "$dir" 2>/dev/null || df -PT "$dir" | tail -1)"
+	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$out/env.txt"
+
+one() { # method pct
+	echo "bench-snapshots.sh: $1 at $2%" >&2
+	# shellcheck disable=SC2086 # SNAP_ARGS is a list of options
+	"$bin/cow_snapbench" --json --state "$state" --method "$1" \
+	    --write-pct "$2" --dir "$dir" $args >> "$out/runs.jsonl"
+}
+
+: > "$out/runs.jsonl"
+for rep in $(seq "$reps"); do
+	echo "bench-snapshots.sh: repetition $rep of $reps" >&2
+	one plain 0
+	one plain-busy 0
+	for p in $pcts; do
+		for m in "${methods[@]}"; do
+			one "$m" "$p"
+		done
+	done
+done
+one plain 0
+one plain-busy 0
+
+echo "bench-snapshots.sh: cow_bench snapshot group" >&2
+"$bin/cow_bench" --json --filter snapshot_ --sizes "$state" > "$out/take.jsonl"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/env.txt"
+
+/usr/bin/python3 scripts/snapshots-summary.py "$out/runs.jsonl" "$out"
+scripts/plot-snapshots.sh "$out/summary.tsv" "$img/snapshots-$state.png" "$state"
+echo "bench-snapshots.sh: wrote $out and $img/snapshots-$state.png" >&2

@@ -1,0 +1,99 @@
+/*
+ * bench_util.c - what cow_bench and cow_snapbench share (bench.h): failing
+ * on a library error, pinning threads, the benchmarks' allocator.
+ */
+/* pthread_setaffinity_np, CPU_SET, program_invocation_short_name */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cowstore/cowstore.h>
+
+#include "bench.h"
+
+volatile uintptr_t bench_sink;
+
+_Noreturn void
+bench_fail(const char *what, int status)
+{
+	fprintf(stderr, "%s: %s failed: %s (%s)\n",
+	    program_invocation_short_name, what,
+	    cow_status_str((cow_status_t)status), cow_last_error());
+	exit(2);
+}
+
+static bool bench_pinning = true;
+/* The CPUs the process may use, read once before any thread is pinned (a
+ * pinned thread's own mask, and its children's, is one CPU). */
+static cpu_set_t bench_allowed;
+static int bench_nallowed;
+
+void
+bench_pin_init(bool pin)
+{
+	bench_pinning = pin;
+	if (sched_getaffinity(0, sizeof bench_allowed, &bench_allowed) == 0)
+		bench_nallowed = CPU_COUNT(&bench_allowed);
+}
+
+void
+bench_pin(pthread_t t, int i)
+{
+	cpu_set_t one;
+	int k = 0;
+
+	if (!bench_pinning || bench_nallowed == 0)
+		return;
+	if (i < 0)
+		i = bench_nallowed - 1;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &bench_allowed) ||
+		    k++ != i % bench_nallowed)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		(void)pthread_setaffinity_np(t, sizeof one, &one);
+		return;
+	}
+}
+
+cow_allocator_t *
+bench_allocator(void)
+{
+	static cow_allocator_t *chosen;
+	const char *name = getenv("COW_BENCH_ALLOCATOR");
+
+	if (chosen != NULL)
+		return chosen;
+	chosen = cow_allocator_default();
+	if (name != NULL && strcmp(name, "system") == 0)
+		chosen = cow_allocator_system();
+	else if (name != NULL && strcmp(name, "jemalloc") == 0 &&
+	    cow_allocator_jemalloc(&chosen) != COW_OK)
+		bench_fail("cow_allocator_jemalloc", COW_ENOTSUP);
+	return chosen;
+}
+
+bool
+bench_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	unsigned shift = 0;
+
+	if (end == s)
+		return false;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (end[shift != 0] != '\0')
+		return false;
+	*out = (uint64_t)v << shift;
+	return true;
+}
