@@ -707,8 +707,8 @@ Test(dlpack, import_of_own_read_only_export_is_a_snapshot)
  * pin goes) and nothing leaks (the suite's leak check). */
 Test(dlpack, import_of_own_export_that_was_changed_is_refused)
 {
-	static const char *const why[] = {"does not point at", "does not "
-	    "point at", "does not describe", "does not describe"};
+	static const char *const why[] = {"not point at", "not point at",
+	    "not describe", "not describe"};
 
 	for (int k = 0; k < 4; k++) {
 		cow_tensor_t *t = matrix(), *u = NULL;
