@@ -228,6 +228,16 @@ seed "$f/faults" 00 00 00 02 03 02 04 04 00 01 01 00 01 00 01 01 02 00 01 01 \
 seed "$f/reshape_modes" 00 00 00 02 05 02 02 03 00 02 01 00 00 01 fa 02 02 00 \
     01 01 fa 05 01 00 03 05 02 01 01 01 03 00 04 00 01 02 04 03 00 01 fa 05 \
     04 01 02 0d 00 0d 01 0d 02 0d 04
+# Sums in ops.h's order (issue 36): a float32 [8] of 7 * 2^16, 2^-14,
+# -7 * 2^16, 2^-14, 0, 0, 0, 0 (eight partial sums give 0, index order
+# 2^-14: the opaque backend's before the fix), and the transpose of a
+# float32 [3, 3] multiplied by 1 in place, then summed (its layout's runs
+# of 3 give 2^-14; the functional strided world summed its contiguous new
+# value as one run: 0), and a sum over dim 1
+seed "$f/sum_order" 00 00 00 03 04 01 fe 00 7f 71 81 71 00 00 00 00 \
+    0a 01 00 00 00 00 02 03 04 02 03 03 00 7f 71 00 71 00 00 81 00 00 \
+    01 03 02 04 00 01 05 03 02 01 0a 04 03 00 00 0a 05 02 02 01 \
+    0d 01 0d 04 0d 05
 # Tensors over one storage (issue 15). The issue's repro: two float32 [4]
 # tensors over a 16-byte storage, fill_ through one: the other and the
 # storage must see it (failed before the fix: the functional worlds' storage

@@ -1,13 +1,17 @@
 # expect_caught.cmake - run a negative-control binary and pass only if the
-# harness caught the fault: a non-zero exit with a cow_stress violation (a
-# broken invariant, or death by a signal) or a sanitizer report in its
-# output. A clean run (the fault went unnoticed), a run with neither kind of
-# evidence (a leak alone, say), a set-up error (exit status 2) or a run that
-# outlives LIMIT seconds fails the test. With EVIDENCE (a regular
-# expression), the output must also have a line matching it: the control's
-# own kind of evidence, not only some violation on the way.
-#   cmake -DBIN=<binary> -DARGS=a|b|c -DLIMIT=<seconds> [-DEVIDENCE=<regex>]
+# harness caught the fault for the reason the control names: a non-zero
+# exit with a cow_stress violation or a sanitizer report in its output, AND
+# a line matching EVIDENCE (a regular expression: the control's own kind of
+# evidence, not any violation, crash or stall on the way). A clean run
+# (the fault went unnoticed), a run with no evidence or only other evidence
+# (a leak alone, a crash for another reason), a set-up error (exit status
+# 2) or a run that outlives LIMIT seconds fails the test.
+#   cmake -DBIN=<binary> -DARGS=a|b|c -DLIMIT=<seconds> -DEVIDENCE=<regex>
 #         -P expect_caught.cmake
+if(NOT EVIDENCE)
+  message(FATAL_ERROR "expect_caught.cmake: EVIDENCE is required: a control "
+    "must name the failure it expects")
+endif()
 string(REPLACE "|" ";" args "${ARGS}")
 string(TIMESTAMP t0 "%s")
 execute_process(COMMAND ${BIN} ${args}
@@ -29,21 +33,19 @@ endif()
 if(nev EQUAL 0)
   message(FATAL_ERROR "exit status '${rc}' after ${wall} s but no violation or sanitizer report:\n${out}\n${err}")
 endif()
-if(EVIDENCE)
-  # Line by line (the output's own semicolons would split list items).
-  string(REPLACE ";" "," lines "${all}")
-  string(REPLACE "\n" ";" lines "${lines}")
-  set(wanted "")
-  foreach(line IN LISTS lines)
-    if(NOT wanted AND line MATCHES "${EVIDENCE}")
-      set(wanted "${line}")
-    endif()
-  endforeach()
-  if(NOT wanted)
-    string(REPLACE ";" "\n  " shown "${evidence}")
-    message(FATAL_ERROR "caught (exit status ${rc}, ${wall} s) but no line matches '${EVIDENCE}':\n  ${shown}\n${err}")
+# Line by line (the output's own semicolons would split list items).
+string(REPLACE ";" "," lines "${all}")
+string(REPLACE "\n" ";" lines "${lines}")
+set(wanted "")
+foreach(line IN LISTS lines)
+  if(NOT wanted AND line MATCHES "${EVIDENCE}")
+    set(wanted "${line}")
   endif()
-  list(APPEND evidence "required: ${wanted}")
+endforeach()
+if(NOT wanted)
+  string(REPLACE ";" "\n  " shown "${evidence}")
+  message(FATAL_ERROR "caught (exit status ${rc}, ${wall} s) but not for the control's reason: no line matches '${EVIDENCE}':\n  ${shown}\n${err}")
 endif()
+list(APPEND evidence "required: ${wanted}")
 string(REPLACE ";" "\n  " shown "${evidence}")
 message("caught (exit status ${rc}, ${wall} s wall):\n  ${shown}")

@@ -18,17 +18,18 @@
  *   DLPack producer that writes its own memory while it is imported.
  *
  * The model (the storage contract of storage.h, as a user keeps it):
- * - A cell is the memory of one storage, and of the storages that alias
- *   it (imports of its writable exports): a mutex and the values the
- *   memory must hold (flat, in elements from the first storage's base).
+ * - A cell is the memory of one storage: a mutex and the values the
+ *   memory must hold (flat, in elements from the storage's base). An
+ *   import of one of its writable exports is a view of that storage (the
+ *   same sto), as the library's tensors alias exactly when they share a
+ *   storage (issue 36).
  *   Every use of the cell's storages, and every write through a pointer
  *   into its memory (a consumer, a pin, a producer), takes the cell's
  *   mutex: writes are serialised against reads of ONE storage, as the
  *   contract asks. Different cells (lazy clones, snapshots, imports of
  *   read-only exports) take no common lock: that is the runtime's job.
  * - A sto is one library storage: its harness handles (tensors of items,
- *   pin and export tickets, and an import of one of its writable exports
- *   while that lives), and who pins it. Pins are counted as sure (held) or
+ *   pin and export tickets), and who pins it. Pins are counted as sure (held) or
  *   in flux (being dropped, perhaps on another thread without the mutex),
  *   so that the harness knows when a lazy clone must share the data (no
  *   pin), must copy (a sure pin: counted, the library's pinned_clones must
@@ -36,8 +37,7 @@
  * - A mem is memory the harness made and gave to the library: a DLPack
  *   producer's buffer (its deleter counted), borrowed memory (no deleter;
  *   the harness frees it when no storage can reference it), a PROT_READ
- *   mapping (unmapped by its deleter), or the memory behind one of our own
- *   read-only exports that was imported back.
+ *   mapping (unmapped by its deleter).
  *
  * Invariants, checked on every hop of every object:
  * - every tensor's values match its model, read through its strides, and
@@ -52,7 +52,10 @@
  *   leaves that memory (and a mapping never faults);
  * - a lazy clone or read-only export of a storage nobody pins shares its
  *   data (O(1)); imports alias the producer's pointer, writable ones are
- *   pinned for life, read-only ones are read-only;
+ *   pinned for life, read-only ones are read-only; an import of one of our
+ *   own exports is a tensor on the storage the export holds (the exported
+ *   storage itself for a writable export, whose pin the import drops; the
+ *   snapshot or copy otherwise), not pinned;
  * - a writable producer's deleter runs exactly when its import's last
  *   storage is released; every deleter runs once; read-only memory is
  *   unchanged when its deleter runs; borrowed memory holds exactly what was
@@ -117,8 +120,7 @@ struct bd_view {
 enum bd_mem_kind {
 	BD_MEM_PRODUCER,  /* a DLPack producer's buffer */
 	BD_MEM_BORROWED,  /* borrowed: no deleter */
-	BD_MEM_MAPPED,    /* a PROT_READ mapping with a deleter */
-	BD_MEM_EXPORT     /* the library's, behind a read-only export */
+	BD_MEM_MAPPED     /* a PROT_READ mapping with a deleter */
 };
 
 struct bd_mem {
@@ -164,7 +166,6 @@ struct bd_cell {
 	/* Synchronization: lock. */
 	int64_t *flat;           /* the values its memory must hold */
 	struct bd_sto *home;     /* the storage made over borrowed memory */
-	int yflight;             /* releases in flight of imports' handles */
 };
 
 /* One library storage. Synchronization: its cell's lock. */
@@ -172,7 +173,6 @@ struct bd_sto {
 	struct bd_cell *cell;    /* one ref; read-only after init */
 	int handles;             /* harness handles keeping it alive */
 	int def_exp, def_pin;    /* sure pins: writable exports, pins */
-	int ypins;               /* imports of its writable exports alive */
 	int flux;                /* pins being dropped */
 	bool for_life;           /* COW_STORAGE_NOT_SHAREABLE */
 	bool home;               /* made over borrowed memory */
@@ -180,8 +180,6 @@ struct bd_sto {
 	bool foreign;            /* its next write must copy (external) */
 	bool in_mem;             /* its data lies in cell->mem */
 	int64_t sbase;           /* its base in the cell's flat model */
-	struct bd_sto *parent;   /* import of parent's writable export */
-	struct bd_sto *next_dead;
 };
 
 enum bd_kind {
@@ -212,11 +210,18 @@ struct bd_ticket {
 	                            (exports of values: offset 0) */
 	/* WEXPORT, PIN: one handle on s, and one pin of it. */
 	struct bd_sto *s;
+	cow_storage_t *sto;      /* WEXPORT: s's library storage */
 	/* PRODUCER: a ref on the cell and a data ref on the memory.
 	 * REXPORT: a rec ref (borrowed: a data ref too) on the memory its
 	 * snapshot may share, or NULL. */
 	struct bd_cell *cell;
 	struct bd_mem *mem;
+	/* REXPORT: the snapshot shares memory its first write may not
+	 * write (read-only, or borrowed from another storage); the offset
+	 * of its element 0 in its storage (a lazy clone keeps the layout;
+	 * CEXPORT: 0, a contiguous copy). */
+	bool foreign;
+	int64_t held_offset;
 	/* WEXPORT, PIN, PRODUCER: the address of flat position ptr_pos. */
 	unsigned char *ptr;
 	int64_t ptr_pos;
@@ -671,10 +676,9 @@ enum bd_pinned { BD_UNPINNED, BD_PINNED, BD_MAYBE };
 static enum bd_pinned
 bd_pin_state(const struct bd_sto *s)
 {
-	if (s->for_life || s->def_exp > 0 || s->def_pin > 0 ||
-	    (s->ypins > 0 && s->cell->yflight == 0))
+	if (s->for_life || s->def_exp > 0 || s->def_pin > 0)
 		return BD_PINNED;
-	if (s->flux > 0 || s->ypins > 0)
+	if (s->flux > 0)
 		return BD_MAYBE;
 	return BD_UNPINNED;
 }
@@ -694,10 +698,9 @@ bd_pin_desc(const struct bd_sto *s, char *buf, size_t len)
 		if (s->for_life)
 			snprintf(buf, len, "pinned for life");
 		else
-			snprintf(buf, len, "pinned by %d writable %s (%d "
-			    "imported) and %d %s", s->def_exp + s->ypins,
-			    stress_plural((uint64_t)(s->def_exp + s->ypins),
-			    "export", "exports"), s->ypins, s->def_pin,
+			snprintf(buf, len, "pinned by %d writable %s and %d "
+			    "%s", s->def_exp, stress_plural((uint64_t)s->def_exp,
+			    "export", "exports"), s->def_pin,
 			    stress_plural((uint64_t)s->def_pin, "pin", "pins"));
 		break;
 	}
@@ -918,17 +921,15 @@ bd_sto_dead(struct stress_run *run, struct bd_state *st, struct bd_sto *s)
  * @ordered: the call runs under the cell's lock; otherwise without it, at
  * any moment against the other uses of the storage (the contract allows
  * releases and unpins from any thread). While it runs, the pin it drops
- * is in flux; so are the pins the storage holds as an import of another
- * storage's export, which its death drops (in the export's deleter).
- * The handle count falls only after the call returned, so whoever takes
- * it to zero knows the storage is gone.
+ * is in flux. The handle count falls only after the call returned, so
+ * whoever takes it to zero knows the storage is gone.
  */
 static void
 bd_handle_drop(struct stress_run *run, struct bd_state *st, struct bd_sto *s,
     int pin, const struct bd_drop *d, bool ordered, struct stress_rng *rng)
 {
 	struct bd_cell *c = s->cell;
-	struct bd_sto *dead = NULL, *cur, *p;
+	bool dead;
 
 	pthread_mutex_lock(&c->lock);
 	if (pin == 1)
@@ -937,8 +938,6 @@ bd_handle_drop(struct stress_run *run, struct bd_state *st, struct bd_sto *s,
 		s->def_pin--;
 	if (pin != 0)
 		s->flux++;
-	if (s->parent != NULL)
-		c->yflight++;
 	if (ordered) {
 		bd_drop_run(run, d);
 	} else {
@@ -949,28 +948,12 @@ bd_handle_drop(struct stress_run *run, struct bd_state *st, struct bd_sto *s,
 	}
 	if (pin != 0)
 		s->flux--;
-	if (s->parent != NULL)
-		c->yflight--;
-	s->handles--;
-	/* A dead import held a handle and a pin of its parent: gone with
-	 * it (the export's deleter ran inside the call). */
-	for (cur = s; cur != NULL && cur->handles == 0; cur = p) {
-		cur->next_dead = dead;
-		dead = cur;
-		if (c->home == cur)
-			c->home = NULL;
-		p = cur->parent;
-		if (p != NULL) {
-			p->ypins--;
-			p->handles--;
-		}
-	}
+	dead = --s->handles == 0;
+	if (dead && c->home == s)
+		c->home = NULL;
 	pthread_mutex_unlock(&c->lock);
-	while (dead != NULL) {
-		cur = dead;
-		dead = cur->next_dead;
-		bd_sto_dead(run, st, cur);
-	}
+	if (dead)
+		bd_sto_dead(run, st, s);
 }
 
 /* ---- creation ---------------------------------------------------------------- */
@@ -1537,6 +1520,7 @@ bd_export_writable(struct stress_run *run, struct bd_state *st,
 	s->def_exp++;
 	tk = bd_ticket_new(st, BD_WEXPORT, c->dtype, &it->v);
 	tk->s = s;
+	tk->sto = cow_tensor_storage(it->t);
 	tk->versioned = versioned;
 	tk->mv = mv;
 	tk->ml = ml;
@@ -1570,6 +1554,7 @@ bd_export_values(struct stress_run *run, struct bd_state *st,
 	enum bd_pinned ps;
 	char pins[64];
 	cow_status_t rc;
+	bool shares = false;
 
 	pthread_mutex_lock(&c->lock);
 	ps = bd_pin_state(s);
@@ -1591,11 +1576,11 @@ bd_export_values(struct stress_run *run, struct bd_state *st,
 		    "a copy export shares the tensor's memory");
 	} else {
 		bd_count_clone(st, ps);
+		shares = dl->data == cow_tensor_const_data(it->t);
 		if (ps == BD_UNPINNED)
-			stress_check(run, dl->data ==
-			    cow_tensor_const_data(it->t), "a read-only export "
-			    "of a storage nobody pins copied (it must be an "
-			    "O(1) snapshot; %s)", c->origin);
+			stress_check(run, shares, "a read-only export of a "
+			    "storage nobody pins copied (it must be an O(1) "
+			    "snapshot; %s)", c->origin);
 	}
 	tk = bd_ticket_new(st, copy ? BD_CEXPORT : BD_REXPORT, c->dtype,
 	    &it->v);
@@ -1609,6 +1594,11 @@ bd_export_values(struct stress_run *run, struct bd_state *st,
 		tk->mem = c->mem;
 		bd_mem_hold(tk->mem);
 	}
+	/* As a lazy clone's (bd_lazy_clone): the snapshot's first write
+	 * must copy when it shares memory it may not write. */
+	tk->foreign = shares && (s->foreign || (s->in_mem &&
+	    c->mem->kind == BD_MEM_BORROWED));
+	tk->held_offset = copy ? 0 : it->v.offset - s->sbase;
 	snprintf(tk->origin, sizeof tk->origin, "%s %s export taken in round "
 	    "%" PRIu64 " of a storage %.64s", copy ? "a copy" : "a read-only",
 	    versioned ? "versioned" : "legacy", stress_round(run), pins);
@@ -1849,14 +1839,15 @@ bd_ticket_finish(struct stress_run *run, struct bd_state *st,
 	bd_ticket_free(st, tk);
 }
 
-/* Import a writable export of ours: the new storage aliases the exported
- * memory (same cell), is pinned for life, and holds the export (its pin
- * and its reference) until it is released. */
+/* Import a writable export of ours: a view of the exported storage (the
+ * same sto: tensors alias exactly when they share a storage), which takes
+ * over the export's handle; the import releases the export, and with it
+ * the export's pin. */
 static void
 bd_import_writable(struct stress_run *run, struct bd_state *st,
     struct bd_ticket *tk, struct stress_rng *rng)
 {
-	struct bd_sto *s = tk->s, *ys;
+	struct bd_sto *s = tk->s;
 	struct bd_cell *c = s->cell;
 	struct bd_item *n;
 	cow_tensor_t *t;
@@ -1872,21 +1863,13 @@ bd_import_writable(struct stress_run *run, struct bd_state *st,
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	stress_check(run, cow_tensor_const_data(t) == (const void *)tk->ptr &&
-	    cow_storage_is_pinned(cow_tensor_storage(t)) &&
-	    cow_tensor_offset(t) == 0, "an import of a writable export does "
-	    "not alias the consumer's pointer, or is not pinned for life");
-	ys = bd_sto_new(st, c, tk->v.offset);
-	ys->for_life = true;
-	ys->parent = s;
-	/* The exporter is pinned: its data stays where the import points.
-	 * (Not by address: the exporter may have left that memory long
-	 * ago, and a later copy may lie where it was.) */
-	ys->in_mem = s->in_mem;
-	/* The export's pin and reference now live as long as ys. */
 	s->def_exp--;
-	s->ypins++;
-	n = bd_item_new(st, t, ys, &tk->v);
+	stress_check(run, cow_tensor_storage(t) == tk->sto &&
+	    cow_tensor_const_data(t) == (const void *)tk->ptr,
+	    "an import of %s is not a view of the exported storage", tk->origin);
+	n = bd_item_new(st, t, s, &tk->v);
+	/* Checks the layout, the values, and that the pin went (unless
+	 * someone else pins the storage). */
 	bd_verify(run, n, "import of a writable export");
 	pthread_mutex_unlock(&c->lock);
 	atomic_fetch_add_explicit(&st->n_reimport, 1, memory_order_relaxed);
@@ -1894,8 +1877,10 @@ bd_import_writable(struct stress_run *run, struct bd_state *st,
 	bd_hand_off(run, st, &n->o, rng);
 }
 
-/* Import a read-only or copy export of ours: a new cell over the
- * export's memory. */
+/* Import a read-only or copy export of ours: a tensor on the snapshot or
+ * copy the export holds (a new cell with the values exported), which the
+ * import takes over, as from a lazy clone or an eager one; never pinned,
+ * whatever the flags and ABI. */
 static void
 bd_import_values(struct stress_run *run, struct bd_state *st,
     struct bd_ticket *tk, struct stress_rng *rng)
@@ -1903,13 +1888,9 @@ bd_import_values(struct stress_run *run, struct bd_state *st,
 	const struct cow__dl_tensor *dl = bd_dl(tk);
 	bool ro = (tk->flags & COW_DLPACK_READ_ONLY) != 0;
 	bool copy = (tk->flags & COW_DLPACK_COPY) != 0;
-	/* A legacy import is writable (pinned for life) unless we say. */
-	bool for_life = !ro && !tk->versioned;
-	size_t es = cow_dtype_size(tk->dtype);
 	struct bd_view v;
 	struct bd_cell *c;
 	struct bd_sto *s;
-	struct bd_mem *m = tk->mem;
 	struct bd_item *n;
 	cow_tensor_t *t;
 	cow_status_t rc;
@@ -1923,18 +1904,7 @@ bd_import_values(struct stress_run *run, struct bd_state *st,
 	}
 	c = bd_cell_new(st, tk->dtype, bd_extent(&v));
 	BD_FOREACH(&v, k, pos, c->flat[pos] = tk->vals[k]);
-	if (ro && m == NULL) {
-		/* The library's memory behind the export: read-only. */
-		m = bd_mem_new(run, st, BD_MEM_EXPORT);
-		snprintf(m->what, sizeof m->what, "the memory of %.140s",
-		    tk->origin);
-		m->base = (unsigned char *)(uintptr_t)data;
-		m->nbytes = (size_t)c->n * es;
-		m->read_only = true;
-		m->sum = stress_checksum(m->base, m->nbytes);
-		bd_mem_rec_get(m);
-	}
-	c->mem = m; /* the ticket's hold, or the new record's */
+	c->mem = tk->mem; /* the ticket's hold, or NULL */
 	tk->mem = NULL;
 	if (tk->mv != NULL)
 		rc = cow_tensor_from_dlpack_versioned(tk->mv, 0, &t);
@@ -1949,16 +1919,14 @@ bd_import_values(struct stress_run *run, struct bd_state *st,
 		atomic_store(&run->abandon, true);
 		return;
 	}
-	s = bd_sto_new(st, c, 0);
-	s->for_life = for_life;
-	s->foreign = ro;
-	s->in_mem = bd_in(m, data);
+	/* Flat position 0 is the export's element 0. */
+	s = bd_sto_new(st, c, -tk->held_offset);
+	s->in_mem = c->mem != NULL && bd_in(c->mem, data);
+	s->foreign = tk->foreign && s->in_mem;
 	stress_check(run, cow_tensor_const_data(t) == data &&
-	    cow_storage_is_read_only(cow_tensor_storage(t)) == ro &&
-	    cow_storage_is_pinned(cow_tensor_storage(t)) == for_life,
-	    "an import of %s: data %s, read-only %d, pinned %d", tk->origin,
-	    cow_tensor_const_data(t) == data ? "aliased" : "not aliased",
-	    cow_storage_is_read_only(cow_tensor_storage(t)),
+	    !cow_storage_is_pinned(cow_tensor_storage(t)),
+	    "an import of %s: data %s, pinned %d", tk->origin,
+	    cow_tensor_const_data(t) == data ? "the export's" : "elsewhere",
 	    cow_storage_is_pinned(cow_tensor_storage(t)));
 	n = bd_item_new(st, t, s, &v);
 	pthread_mutex_lock(&c->lock);

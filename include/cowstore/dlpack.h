@@ -34,10 +34,10 @@
  *
  * Import (cow_tensor_from_dlpack*): a tensor over the producer's memory,
  * with no copy, on a new storage (tested:
- * unit.dlpack:writable_import_aliases_and_is_pinned_for_life). The
- * producer's deleter is called exactly once: when the last storage
- * sharing the memory is released, on whichever thread that is, or before
- * the import returns an error.
+ * unit.dlpack:writable_import_aliases_and_is_pinned_for_life), but for
+ * this library's own exports (below). The producer's deleter is called
+ * exactly once: when the last storage sharing the memory is released, on
+ * whichever thread that is, or before the import returns an error.
  * - Read-only (the versioned DLPACK_FLAG_BITMASK_READ_ONLY, or
  *   COW_DLPACK_READ_ONLY from the caller): read-only external memory
  *   (COW_STORAGE_READ_ONLY): shared lazily, never written, the first write
@@ -49,6 +49,20 @@
  * - A versioned tensor flagged DLPACK_FLAG_BITMASK_IS_COPIED (and not
  *   read-only) is the consumer's alone: owned memory, shared lazily and
  *   stolen by the last share's first write.
+ * - This library's own export (its deleter is the library's, either ABI):
+ *   no second storage over the memory, so that two tensors alias exactly
+ *   when they share a storage (tested:
+ *   unit.dlpack:import_of_own_writable_export_is_a_view_of_its_storage).
+ *   A writable export imports as a view of the exported tensor's storage,
+ *   laid out as the DLTensor says: writes through either tensor are seen
+ *   by the other, and the export's pin goes with the import (the storage
+ *   is pinned only by whatever else pins it). A read-only export imports
+ *   as its snapshot (a lazy clone of the tensor: later writes to either do
+ *   not reach the other), a copying one as its copy; a writable export
+ *   imported with COW_DLPACK_READ_ONLY is a snapshot too. The DLTensor must
+ *   still describe memory of the storage the export holds (COW_EINVAL or
+ *   COW_ERANGE otherwise). The export's deleter runs before the import
+ *   returns, in every case.
  * Accepted: devices kDLCPU and the CPU-readable pinned host memory of
  * kDLCUDAHost and kDLROCMHost; lanes 1; the dtypes of dtype.h; major
  * version 1 (versioned), any minor; NULL strides mean row-major only where
@@ -120,14 +134,18 @@ COW_API cow_status_t cow_tensor_to_dlpack_versioned(cow_tensor_t *t,
  * cow_tensor_from_dlpack - import a legacy DLPack tensor (rules above).
  * @flags: 0 or COW_DLPACK_READ_ONLY.
  * Ownership: @managed is handed over in every case but NULL: its deleter
- * runs once, when the last storage over the memory is released, or before
- * an error returns. *out holds one reference.
+ * runs once, when the last storage over the memory is released (this
+ * library's own export: before the import returns), or before an error
+ * returns. *out holds one reference.
  * Thread-safety: any thread; the deleter may later run on another.
  * Errors: COW_EINVAL (@managed or out NULL, unknown flag, a device that is
  * not CPU-readable, an unknown dtype code/bits or lanes other than 1, NULL
  * shape or data where needed, a negative size or stride, misaligned data),
- * COW_ERANGE (ndim outside [0, COW_TENSOR_MAX_NDIM]), COW_EOVERFLOW (the
- * extent), COW_ENOMEM; each message names the field.
+ * COW_ERANGE (ndim outside [0, COW_TENSOR_MAX_NDIM], or an own export's
+ * DLTensor reaching outside its storage), COW_EOVERFLOW (the extent),
+ * COW_EDTYPE (on a thread that creates functional tensors, an own export's
+ * storage has a live alias group of another dtype: functional.h),
+ * COW_ENOMEM; each message names the field.
  */
 COW_API cow_status_t cow_tensor_from_dlpack(struct DLManagedTensor *managed,
     unsigned flags, cow_tensor_t **out);
@@ -144,6 +162,23 @@ COW_API cow_status_t cow_tensor_from_dlpack(struct DLManagedTensor *managed,
 COW_API cow_status_t cow_tensor_from_dlpack_versioned(
     struct DLManagedTensorVersioned *managed, unsigned flags,
     cow_tensor_t **out);
+
+/**
+ * cow_dlpack_is_own / cow_dlpack_versioned_is_own - true when @managed is
+ * an export of this library (cow_tensor_to_dlpack, or
+ * cow_tensor_to_dlpack_versioned for the second) whose deleter has not
+ * run: its deleter is the library's, which needs no lock of the caller's
+ * (a binding's interpreter lock, say) and may run on any thread, and an
+ * import of it is a tensor on the storage the export holds (above). A
+ * binding that stands its own deleter in for a producer's must leave an
+ * own export's alone, or the import cannot tell it from a foreign one.
+ * NULL gives false.
+ * Ownership: @managed is only read. Thread-safety: a read of @managed.
+ * Errors: none.
+ */
+COW_API bool cow_dlpack_is_own(const struct DLManagedTensor *managed);
+COW_API bool cow_dlpack_versioned_is_own(
+    const struct DLManagedTensorVersioned *managed);
 
 #ifdef __cplusplus
 }

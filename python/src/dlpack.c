@@ -227,6 +227,12 @@ take_capsule(PyObject *capsule, bool *versioned)
 		return NULL;
 	if (PyCapsule_SetName(capsule, *versioned ? versioned_used : legacy_used) < 0)
 		return NULL;
+	/* Our own export (issue 36): the library imports it on the storage
+	 * it holds and calls its deleter, which needs no GIL, before the
+	 * import returns; a stand-in would hide that it is ours. */
+	if (*versioned ? cow_dlpack_versioned_is_own(managed) :
+	    cow_dlpack_is_own(managed))
+		return managed;
 	/* Ours now: the producer's deleter is called exactly once, below or
 	 * by the library. */
 	struct producer *p = PyMem_RawMalloc(sizeof *p);

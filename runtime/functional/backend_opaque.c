@@ -8,8 +8,9 @@
  * Its kernels are written here from the contracts of ops.h (index
  * arithmetic over row-major buffers), independently of the strided
  * kernels, so that running a program three ways compares two
- * implementations. Only the element conversions (dtype.h) and shape
- * helpers are shared.
+ * implementations. Only the element conversions (dtype.h), shape helpers
+ * and the sum's order (ops.h's rule: the strided kernels' iterator and sum
+ * loop, o_sum) are shared.
  */
 #include <string.h>
 
@@ -17,7 +18,9 @@
 #include "core/error.h"
 #include "functional/functional.h"
 #include "tensor/dtype.h"
+#include "tensor/iter.h"
 #include "tensor/kernels.h"
+#include "tensor/loops.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -357,31 +360,41 @@ o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 	return COW_OK;
 }
 
+/*
+ * The sum in ops.h's order, through the loop the strided kernels sum with
+ * (loops.h: one implementation of the order rule, so that a program's sums
+ * have the same bits on every backend). The value is row-major, so the
+ * iterator sees one run where the tensor's layout may have several: @run
+ * cuts it into the layout's runs.
+ */
 static cow_status_t
-o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
-    struct cow__fval **out, const char *func)
+o_sum(struct cow__fval *a, uint32_t mask, int64_t run, int ndim,
+    const int64_t *sizes, struct cow__fval **out, const char *func)
 {
-	int64_t idx[COW__FN_MAXD] = {0}, rs[COW__FN_MAXD], own[COW__FN_MAXD];
+	int64_t rs[COW__FN_MAXD], own[COW__FN_MAXD], as[COW__FN_MAXD];
 	cow_dtype_t dt = cow__sum_dtype(a->dtype);
-	cow__value_t zero = {COW__VALUE_INT, 0, 0.0, 0.0}, *acc = NULL;
+	cow_dtype_t adt = cow__sum_acc_dtype(a->dtype);
+	struct cow__sum_arg arg = {a->dtype, run};
+	size_t asz = cow_dtype_size(adt), nacc;
 	struct cow__fval *r;
+	cow__iter_t it;
 	cow_status_t st;
-	size_t nacc;
+	char *acc;
 	int k = 0;
 
 	if ((st = o_new(a->alloc, dt, ndim, sizes, &r, func)) != COW_OK)
 		return st;
-	/* One exact accumulator per result element, rounded to the dtype
-	 * at the end. */
-	nacc = (size_t)r->numel * sizeof *acc;
-	if (r->numel > 0 && (acc = cow__alloc(a->alloc, nacc, func)) == NULL) {
+	/* float16 and bfloat16 accumulate in a float32 scratch, rounded
+	 * once at the end; other dtypes in the result. */
+	nacc = (size_t)r->numel * asz;
+	acc = r->data;
+	if (adt != dt && r->numel > 0 &&
+	    (acc = cow__alloc(a->alloc, nacc, func)) == NULL) {
 		cow__fval_release(r);
 		return COW_ENOMEM;
 	}
-	if (cow__dtype_is_float(dt) || cow__dtype_is_complex(dt))
-		zero.kind = COW__VALUE_FLOAT;
-	for (int64_t n = 0; n < r->numel; n++)
-		acc[n] = zero;
+	if (r->numel > 0)
+		memset(acc, 0, nacc);   /* +0 and 0 in every dtype */
 	/* Output position of each input dimension: 0 when reduced. */
 	cow__contiguous_strides(ndim, sizes, own);
 	for (int d = 0; d < a->ndim; d++) {
@@ -392,24 +405,17 @@ o_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
 		if (!reduced || kept)
 			k++;
 	}
-	/* Accumulate in input row-major order: integers modulo 2^64,
-	 * floating values rounded after every addition to the precision of
-	 * the dtype's ops (float for float16 and bfloat16, whose result is
-	 * rounded once at the end). */
-	for (int64_t n = 0; n < a->numel; n++) {
-		cow__value_t *s = &acc[dot(a->ndim, idx, rs)];
-		cow__value_t x = cow__load(a->dtype,
-		    a->data + n * (int64_t)a->itemsize);
-
-		s->u += x.u;
-		s->re = o_round(dt, s->re + x.re);
-		s->im = o_round(dt, s->im + x.im);
-		next_index(a->ndim, a->sizes, idx);
-	}
-	for (int64_t n = 0; n < r->numel; n++)
-		cow__store(dt, r->data + n * (int64_t)r->itemsize, acc[n]);
-	if (r->numel > 0)
+	cow__contiguous_strides(a->ndim, a->sizes, as);
+	cow__iter_init(&it, a->ndim, a->sizes);
+	cow__iter_add(&it, acc, rs, asz);
+	cow__iter_add(&it, a->data, as, a->itemsize);
+	(void)cow__iter_run(&it, cow__loop_sum, &arg);
+	if (acc != r->data) {
+		for (int64_t n = 0; n < r->numel; n++)
+			cow__convert(dt, r->data + n * (int64_t)r->itemsize,
+			    adt, acc + n * (int64_t)asz);
 		cow__free(a->alloc, acc, nacc);
+	}
 	*out = r;
 	return COW_OK;
 }

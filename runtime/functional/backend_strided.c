@@ -320,18 +320,32 @@ s_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 }
 
 static cow_status_t
-s_sum(struct cow__fval *a, uint32_t mask, int ndim, const int64_t *sizes,
-    struct cow__fval **out, const char *func)
+s_sum(struct cow__fval *a, uint32_t mask, int64_t run, int ndim,
+    const int64_t *sizes, struct cow__fval **out, const char *func)
 {
-	cow_tensor_t *r;
+	cow_tensor_t *r, *in = a->strided, *c = NULL;
 	cow_status_t st;
 
-	/* The sum kernel adds into its output: zeros first. */
+	/*
+	 * The runs of the tensor's layout (@run) are pieces of the value's
+	 * own when the value merges at least as many dimensions (a view of
+	 * the base has the tensor's strides; a write's result is
+	 * contiguous); otherwise a contiguous copy's are.
+	 */
+	if (run > 0 && cow__sum_run(in->ndim, in->sizes, in->strides) % run !=
+	    0) {
+		if ((st = cow__tensor_clone(in, &c, func)) != COW_OK)
+			return st;
+		in = c;
+	}
 	if ((st = cow__tensor_new_contiguous(cow__sum_dtype(a->dtype), ndim,
-	    sizes, a->alloc, &r, func)) != COW_OK)
+	    sizes, a->alloc, &r, func)) != COW_OK) {
+		cow_tensor_release(c);
 		return st;
-	return s_done(cow__kernel_sum(r, a->strided, mask, func), r,
-	    a->alloc, out, func);
+	}
+	st = cow__kernel_sum(r, in, mask, run, func);
+	cow_tensor_release(c);
+	return s_done(st, r, a->alloc, out, func);
 }
 
 static cow_status_t

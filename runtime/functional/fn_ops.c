@@ -536,7 +536,11 @@ cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) !=
 	    COW_OK)
 		return st;
-	st = va->be->ops->sum(va, mask, n, sizes, &v, func);
+	/* The order follows @a's layout (ops.h), which a value need not
+	 * have (the opaque backend's are row-major, a write's result is
+	 * contiguous where the tensor it wrote is not). */
+	st = va->be->ops->sum(va, mask, all ? cow__sum_run(a->ndim, a->sizes,
+	    a->strides) : 0, n, sizes, &v, func);
 	if (st == COW_OK)
 		trace_op("sum", v, va, NULL, extra);
 	cow__fval_release(va);

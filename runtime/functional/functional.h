@@ -121,9 +121,14 @@ struct cow__backend_ops {
 	cow_status_t (*convert)(struct cow__fval *src, cow_dtype_t dtype,
 	    int ndim, const int64_t *sizes, struct cow__fval **out,
 	    const char *func);
-	/* Sum over the dimensions in @mask into (@ndim, @sizes). */
-	cow_status_t (*sum)(struct cow__fval *a, uint32_t mask, int ndim,
-	    const int64_t *sizes, struct cow__fval **out, const char *func);
+	/* Sum over the dimensions in @mask into (@ndim, @sizes), in ops.h's
+	 * order for the layout the tensor presents, whatever the value's:
+	 * @run is 0 for a sum over one dimension (its order does not depend
+	 * on the layout), and for a sum of every element the length of the
+	 * layout's runs (cow__sum_run), consecutive in row-major order. */
+	cow_status_t (*sum)(struct cow__fval *a, uint32_t mask, int64_t run,
+	    int ndim, const int64_t *sizes, struct cow__fval **out,
+	    const char *func);
 	cow_status_t (*equal)(struct cow__fval *a, struct cow__fval *b,
 	    bool *out, const char *func);
 	/* Address of element @index (in range) for reading. */

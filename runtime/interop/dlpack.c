@@ -6,7 +6,9 @@
  * struct the consumer sees, the tensor the export holds, and its shape and
  * strides. The deleter gives all of it back on whichever thread calls it.
  * An import is a tensor over the producer's memory whose storage deleter
- * calls the producer's.
+ * calls the producer's; an import of this library's own export (its
+ * deleter is ours) is instead a tensor over the storage the export holds,
+ * so that two tensors alias exactly when they share a storage.
  */
 #include <stdint.h>
 #include <string.h>
@@ -72,6 +74,7 @@ struct dl_export {
 	} m;
 	cow_tensor_t *held;     /* one reference: what the consumer sees */
 	bool pinned;            /* held's storage is pinned by this export */
+	unsigned flags;         /* the export's COW_DLPACK_* flags */
 	int64_t shape[COW_TENSOR_MAX_NDIM];
 	int64_t strides[COW_TENSOR_MAX_NDIM];
 };
@@ -205,6 +208,7 @@ export_tensor(cow_tensor_t *t, unsigned flags, bool versioned,
 	memset(&e->m, 0, sizeof e->m);
 	e->held = held;
 	e->pinned = pinned;
+	e->flags = flags;
 	if (versioned) {
 		struct DLManagedTensorVersioned *m = &e->m.versioned;
 
@@ -257,6 +261,18 @@ cow_tensor_to_dlpack_versioned(cow_tensor_t *t, unsigned flags,
 	return COW_OK;
 }
 
+bool
+cow_dlpack_is_own(const struct DLManagedTensor *managed)
+{
+	return managed != NULL && managed->deleter == legacy_deleter;
+}
+
+bool
+cow_dlpack_versioned_is_own(const struct DLManagedTensorVersioned *managed)
+{
+	return managed != NULL && managed->deleter == versioned_deleter;
+}
+
 /* ------------------------------------------------------------------ */
 /* Import.                                                              */
 
@@ -291,20 +307,75 @@ struct dl_import {
 	bool owned;             /* the producer keeps no handle (IS_COPIED) */
 	cow_deleter_fn release;
 	void *managed;
+	struct dl_export *own;  /* our own export (its deleter is ours) */
 };
 
+/*
+ * An import of our own export @e: a tensor over the storage it holds, laid
+ * out as @dl says (@base: its element [0, ..., 0]), checked to lie in that
+ * storage. A writable export holds the exported tensor itself, so the
+ * import is a view of the tensor's storage (writes through either are
+ * seen by both); a read-only export holds a snapshot and a copying one a
+ * copy, whose storage the import takes over. A read-only import of a
+ * writable export is a lazy clone of that view: a snapshot, which nothing
+ * writes through the exported tensor's storage. The export is released
+ * (its pin dropped) in every case, as the import contract requires.
+ */
 static cow_status_t
-import_tensor(const struct dl_import *im, cow_tensor_t **out,
+import_own(const struct dl_import *im, cow_dtype_t dtype, const char *base,
+    cow_tensor_t **out, const char *func)
+{
+	const struct cow__dl_tensor *dl = im->dl;
+	const struct dl_export *e = im->own;
+	cow_storage_t *s = e->held->storage;
+	const char *sdata = cow_storage_const_data(s);
+	size_t isz = cow_dtype_size(dtype);
+	bool snapshot = im->read_only &&
+	    (e->flags & (COW_DLPACK_READ_ONLY | COW_DLPACK_COPY)) == 0;
+	cow_tensor_t *v = NULL, *c;
+	bool empty = false;
+	int64_t offset = 0;
+	cow_status_t st = COW_OK;
+
+	for (int d = 0; d < dl->ndim; d++)
+		empty = empty || dl->shape[d] == 0;
+	/* The offset of @base in the storage; none when the layout has no
+	 * element (then @base may be NULL, as in an export). */
+	if (base == NULL ? !empty : sdata == NULL ||
+	    (uintptr_t)base < (uintptr_t)sdata ||
+	    ((uintptr_t)base - (uintptr_t)sdata) % isz != 0)
+		st = cow__error(COW_EINVAL, func, "dl_tensor.data does not "
+		    "point at a %s element of the storage this library "
+		    "exported", cow_dtype_name(dtype));
+	else if (base != NULL)
+		offset = (int64_t)(((uintptr_t)base - (uintptr_t)sdata) / isz);
+	if (st == COW_OK && (st = cow_tensor_from_storage(s, dtype, dl->ndim,
+	    dl->shape, dl->strides, offset, &v)) != COW_OK)
+		st = cow__error_wrap(st, func, st == COW_ENOMEM ? "" :
+		    "dl_tensor does not describe the memory this library "
+		    "exported: ");
+	/* The view holds the storage now: release the export (its pin). */
+	im->release(NULL, 0, im->managed);
+	if (st != COW_OK || !snapshot) {
+		*out = v;
+		return st;
+	}
+	st = cow_tensor_lazy_clone(v, &c);
+	cow_tensor_release(v);
+	if (st != COW_OK)
+		return cow__error_wrap(st, func, "");
+	*out = c;
+	return COW_OK;
+}
+
+/* The checks every import makes; *dtype and *base (element [0, ..., 0])
+ * from the DLTensor. */
+static cow_status_t
+import_check(const struct dl_import *im, cow_dtype_t *dtype, char **base,
     const char *func)
 {
 	const struct cow__dl_tensor *dl = im->dl;
-	/* Set by dtype_from_dl before any use; initialised because gcc 12 at
-	 * -O3 (the release preset, -Werror) cannot see that its failure
-	 * returns first (-Wmaybe-uninitialized). */
-	cow_dtype_t dtype = COW_DTYPE_BOOL;
-	unsigned sflags;
 	cow_status_t st;
-	char *base;
 
 	if (dl->device.device_type != COW__DL_CPU &&
 	    dl->device.device_type != COW__DL_CUDA_HOST &&
@@ -312,7 +383,7 @@ import_tensor(const struct dl_import *im, cow_tensor_t **out,
 		return cow__error(COW_EINVAL, func, "dl_tensor.device: type %d "
 		    "is not memory the CPU can read (kDLCPU, kDLCUDAHost or "
 		    "kDLROCMHost)", (int)dl->device.device_type);
-	if ((st = dtype_from_dl(dl->dtype, &dtype, func)) != COW_OK)
+	if ((st = dtype_from_dl(dl->dtype, dtype, func)) != COW_OK)
 		return st;
 	if (dl->ndim < 0 || dl->ndim > COW_TENSOR_MAX_NDIM)
 		return cow__error(COW_ERANGE, func,
@@ -328,13 +399,43 @@ import_tensor(const struct dl_import *im, cow_tensor_t **out,
 	if (dl->byte_offset > (uint64_t)PTRDIFF_MAX)
 		return cow__error(COW_EINVAL, func, "dl_tensor.byte_offset "
 		    "%llu is out of range", (unsigned long long)dl->byte_offset);
-	base = dl->data == NULL ? NULL : (char *)dl->data + dl->byte_offset;
-	if (im->read_only)
-		sflags = COW_STORAGE_READ_ONLY;
-	else
-		sflags = im->owned ? 0 : COW_STORAGE_NOT_SHAREABLE;
-	return cow__tensor_over_external(base, dtype, dl->ndim, dl->shape,
-	    dl->strides, 0, im->release, im->managed, sflags, NULL, out, func);
+	*base = dl->data == NULL ? NULL : (char *)dl->data + dl->byte_offset;
+	return COW_OK;
+}
+
+/*
+ * The import of @im. @im->managed is handed over in every case: on
+ * success the new tensor's storage holds it (our own export: it has been
+ * released), on failure its deleter has run.
+ */
+static cow_status_t
+import_tensor(const struct dl_import *im, cow_tensor_t **out,
+    const char *func)
+{
+	/* Set by dtype_from_dl before any use; initialised because gcc 12 at
+	 * -O3 (the release preset, -Werror) cannot see that its failure
+	 * returns first (-Wmaybe-uninitialized). */
+	cow_dtype_t dtype = COW_DTYPE_BOOL;
+	const struct cow__dl_tensor *dl = im->dl;
+	char *base = NULL;
+	unsigned sflags;
+	cow_status_t st;
+
+	if ((st = import_check(im, &dtype, &base, func)) == COW_OK) {
+		if (im->own != NULL)
+			return import_own(im, dtype, base, out, func);
+		if (im->read_only)
+			sflags = COW_STORAGE_READ_ONLY;
+		else
+			sflags = im->owned ? 0 : COW_STORAGE_NOT_SHAREABLE;
+		st = cow__tensor_over_external(base, dtype, dl->ndim,
+		    dl->shape, dl->strides, 0, im->release, im->managed,
+		    sflags, NULL, out, func);
+	}
+	/* The storage did not take the memory: hand it back now. */
+	if (st != COW_OK)
+		im->release(NULL, 0, im->managed);
+	return st;
 }
 
 cow_status_t
@@ -353,12 +454,12 @@ cow_tensor_from_dlpack(struct DLManagedTensor *managed, unsigned flags,
 	else {
 		im = (struct dl_import){&managed->dl_tensor, true,
 		    (flags & COW_DLPACK_READ_ONLY) != 0, false, legacy_release,
-		    managed};
-		st = import_tensor(&im, out, __func__);
+		    managed, cow_dlpack_is_own(managed) ?
+		    managed->manager_ctx : NULL};
+		return import_tensor(&im, out, __func__);
 	}
-	/* The storage did not take the memory: hand it back now. */
-	if (st != COW_OK)
-		legacy_release(NULL, 0, managed);
+	/* Refused before the import: hand the memory back now. */
+	legacy_release(NULL, 0, managed);
 	return st;
 }
 
@@ -386,10 +487,11 @@ cow_tensor_from_dlpack_versioned(struct DLManagedTensorVersioned *managed,
 		    (flags & COW_DLPACK_READ_ONLY) != 0 ||
 		    (managed->flags & COW__DL_FLAG_READ_ONLY) != 0,
 		    (managed->flags & COW__DL_FLAG_IS_COPIED) != 0,
-		    versioned_release, managed};
-		st = import_tensor(&im, out, __func__);
+		    versioned_release, managed,
+		    cow_dlpack_versioned_is_own(managed) ?
+		    managed->manager_ctx : NULL};
+		return import_tensor(&im, out, __func__);
 	}
-	if (st != COW_OK)
-		versioned_release(NULL, 0, managed);
+	versioned_release(NULL, 0, managed);
 	return st;
 }

@@ -378,6 +378,34 @@ cow__sum_dtype(cow_dtype_t dtype)
 	}
 }
 
+cow_dtype_t
+cow__sum_acc_dtype(cow_dtype_t dtype)
+{
+	if (dtype == COW_DTYPE_FLOAT16 || dtype == COW_DTYPE_BFLOAT16)
+		return COW_DTYPE_FLOAT32;
+	return cow__sum_dtype(dtype);
+}
+
+int64_t
+cow__sum_run(int ndim, const int64_t *sizes, const int64_t *strides)
+{
+	int64_t run = 1, stride = 0, next;
+	bool first = true;
+
+	for (int d = ndim - 1; d >= 0; d--) {
+		if (sizes[d] == 1)
+			continue;
+		if (first)
+			stride = strides[d];
+		else if (__builtin_mul_overflow(stride, run, &next) ||
+		    strides[d] != next)
+			break;
+		first = false;
+		run *= sizes[d];
+	}
+	return run;
+}
+
 /*
  * Strides (in elements of dst) that walk dst while iterating over a's
  * shape: 0 on reduced dimensions. dst's shape must be a's with the reduced
@@ -441,11 +469,11 @@ zero_all(cow_tensor_t *t, char *p)
  */
 cow_status_t
 cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
-    const char *func)
+    int64_t run, const char *func)
 {
 	int64_t dstrides[COW_TENSOR_MAX_NDIM];
 	struct cow__convert_arg conv = {dst->dtype, COW_DTYPE_FLOAT32};
-	cow_dtype_t src = a->dtype;
+	struct cow__sum_arg arg = {a->dtype, run};
 	struct input ia = {a, NULL, NULL, {0}};
 	cow_tensor_t *acc = dst, *scratch = NULL;
 	cow__iter_t it;
@@ -461,8 +489,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	if (dst->dtype == COW_DTYPE_FLOAT16 ||
-	    dst->dtype == COW_DTYPE_BFLOAT16) {
+	if (cow__sum_acc_dtype(a->dtype) != dst->dtype) {
 		/* Refusals first: the scratch is the op's only allocation
 		 * before its accesses. */
 		if ((st = cow__check_writable(dst, func)) != COW_OK)
@@ -490,7 +517,7 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 		cow__iter_init(&it, a->ndim, a->sizes);
 		cow__iter_add(&it, q, dstrides, acc->itemsize);
 		cow__iter_add(&it, ia.data, ia.t->strides, a->itemsize);
-		cow__iter_run(&it, cow__loop_sum, &src);
+		cow__iter_run(&it, cow__loop_sum, &arg);
 	}
 	if (scratch != NULL) {
 		cow__iter_init(&it, dst->ndim, dst->sizes);

@@ -68,16 +68,31 @@ cow_status_t cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
 cow_status_t cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a,
     const char *func);
 
-/* The dtype a sum of @dtype produces. */
+/* The dtype a sum of @dtype produces, and the one it accumulates in
+ * (float32 for float16 and bfloat16, rounded once at the end). */
 cow_dtype_t cow__sum_dtype(cow_dtype_t dtype);
+cow_dtype_t cow__sum_acc_dtype(cow_dtype_t dtype);
+
+/*
+ * The length of the runs that ops.h's order rule forms in a sum of every
+ * element of a tensor laid out as (@ndim, @sizes, @strides): the innermost
+ * dimension of size above 1 and each next one outwards (size 1 skipped)
+ * whose stride is the run's stride times its length, the dimensions the
+ * iterator merges (iter.h); 1 when no dimension is above 1. The runs are
+ * the consecutive blocks of that many elements in row-major order.
+ */
+int64_t cow__sum_run(int ndim, const int64_t *sizes, const int64_t *strides);
 
 /*
  * dst = sum of a over the dimensions in @mask (bit d: dimension d). dst's
  * shape is a's with those dimensions either kept with size 1 or removed;
- * its dtype is cow__sum_dtype(a's).
+ * its dtype is cow__sum_dtype(a's). @run: 0 for the runs of a's own
+ * layout (ops.h); above 0 only for a sum of every element, the runs of
+ * another layout of a's elements (cow__sum_run of it), which must divide
+ * a's own (cow__loop_sum sums them in pieces).
  */
 cow_status_t cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a,
-    uint32_t mask, const char *func);
+    uint32_t mask, int64_t run, const char *func);
 
 /* *equal = same sizes and equal elements; a and b share one dtype. */
 cow_status_t cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b,

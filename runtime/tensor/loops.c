@@ -761,11 +761,9 @@ CPAIRWISE(pairwise_c128, double)
 		}                                                           \
 	} while (0)
 
-bool
-cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
+static bool
+sum_loop(char *const *p, const int64_t *s, int64_t n, cow_dtype_t src)
 {
-	cow_dtype_t src = *(const cow_dtype_t *)arg;
-
 	/* Integers and bools sum into 64 bits, wrapping; float16 and
 	 * bfloat16 into a float32 scratch (cow__kernel_sum rounds it once). */
 	switch (src) {
@@ -816,6 +814,22 @@ cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
 		break;
 	case COW_DTYPE_INVALID: /* never a tensor's dtype */
 		break;
+	}
+	return true;
+}
+
+bool
+cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg)
+{
+	const struct cow__sum_arg *a = arg;
+	int64_t k = a->run;
+
+	if (k <= 0 || s[0] != 0 || n <= k)
+		return sum_loop(p, s, n, a->src);
+	for (int64_t i = 0; i < n; i += k) {
+		char *q[2] = {p[0], p[1] + i * s[1]};
+
+		(void)sum_loop(q, s, n - i < k ? n - i : k, a->src);
 	}
 	return true;
 }

@@ -35,8 +35,19 @@ struct cow__convert_arg {
 bool cow__loop_convert(char *const *p, const int64_t *s, int64_t n,
     void *arg);
 
-/* dst += src; arg: const cow_dtype_t *src. dst is of cow__sum_dtype(src),
- * except for float16 and bfloat16, whose sums accumulate in float32. */
+/*
+ * dst += src in ops.h's order; arg: const struct cow__sum_arg *. dst is of
+ * cow__sum_dtype(src), except for float16 and bfloat16, whose sums
+ * accumulate in float32. A run into one element (s[0] == 0) is summed as
+ * one pairwise run when @run is 0; when @run is above 0, in consecutive
+ * pieces of @run elements, each pairwise, added in order (the runs of a
+ * tensor whose layout merges fewer dimensions than the operand's: the
+ * functionalization layer's values).
+ */
+struct cow__sum_arg {
+	cow_dtype_t src;
+	int64_t run;
+};
 bool cow__loop_sum(char *const *p, const int64_t *s, int64_t n, void *arg);
 
 /* Compare operands 0 and 1; arg: struct cow__equal_arg *, whose equal

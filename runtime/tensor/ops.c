@@ -160,7 +160,7 @@ sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
 	if ((st = cow__tensor_new_contiguous(cow__sum_dtype(a->dtype), ndim,
 	    sizes, cow__tensor_allocator(a), &r, func)) != COW_OK)
 		return st;
-	if ((st = cow__kernel_sum(r, a, mask, func)) != COW_OK) {
+	if ((st = cow__kernel_sum(r, a, mask, 0, func)) != COW_OK) {
 		cow_tensor_release(r);
 		return st;
 	}

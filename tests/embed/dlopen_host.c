@@ -130,6 +130,14 @@ lingering(void *arg)
 	return NULL; /* thread-exit handlers run now */
 }
 
+/* A line naming the step the host takes next, out before it runs. */
+static void
+step(const char *what)
+{
+	printf("dlopen host: %s\n", what);
+	fflush(stdout);
+}
+
 static void *
 nothing(void *arg)
 {
@@ -153,12 +161,16 @@ close_while_thread_lives(void *h)
 	pthread_mutex_unlock(&gate_mu);
 	if (dlclose(h) != 0)
 		die(dlerror());
+	/* Each step says so before it runs, so that a crash is known by its
+	 * step (the control must die of the thread's exit, nothing else). */
+	step("dlclosed while a thread of the library lives; it exits now");
 	pthread_mutex_lock(&gate_mu);
 	gate_closed = 1;
 	pthread_cond_broadcast(&gate_cv);
 	pthread_mutex_unlock(&gate_mu);
 	if (pthread_join(t, NULL) != 0)
 		die("pthread_join");
+	step("the thread exited after dlclose; a new thread and a fork");
 	if (pthread_create(&u, NULL, nothing, NULL) != 0 ||
 	    pthread_join(u, NULL) != 0)
 		die("a thread after dlclose");

@@ -2,12 +2,16 @@
 
 Runs pytest on the given test selection (the environment names a module
 variant built with a fault switch, python/CMakeLists.txt) and passes only
-if the tests catch the fault: pytest reports a failed test, or
-AddressSanitizer reports, or the interpreter dies of a signal (a broken
-module's data race may crash it outright: SIGABRT, SIGSEGV). It fails if
-every test passes, or if pytest does not end within the time limit.
+if the tests catch the fault for the reason the control names: pytest
+reports a failed test, or AddressSanitizer reports, or the interpreter
+dies of a signal (a broken module's data race may crash it outright:
+SIGABRT, SIGSEGV), AND the output matches EXPECT, a regular expression
+naming what the fault breaks (the failing assertion's message, the kind of
+sanitizer report). It fails if every test passes, if they fail for
+another reason (an import error, a crash elsewhere, another assertion), or
+if pytest does not end within the time limit.
 
-    python3 expect_caught.py SECONDS TEST_SELECTION...
+    python3 expect_caught.py SECONDS --expect EXPECT TEST_SELECTION...
 """
 import re
 import signal
@@ -15,10 +19,19 @@ import subprocess
 import sys
 
 
+def usage():
+    print("usage: expect_caught.py SECONDS --expect REGEX TEST_SELECTION..."
+          "\n(a control must name the failure it expects)")
+    return 2
+
+
 def main():
+    if len(sys.argv) < 5 or sys.argv[2] != "--expect":
+        return usage()
     limit = float(sys.argv[1])
+    expect = re.compile(sys.argv[3])
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p",
-           "no:cacheprovider"] + sys.argv[2:]
+           "no:cacheprovider"] + sys.argv[4:]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=limit)
@@ -29,18 +42,23 @@ def main():
     out = proc.stdout.decode(errors="replace")
     sys.stdout.write(out)
     if proc.returncode < 0:
-        print("CAUGHT: the interpreter died of %s"
-              % signal.Signals(-proc.returncode).name)
-        return 0
-    if "ERROR: AddressSanitizer" in out:
-        print("CAUGHT: an AddressSanitizer report")
-        return 0
-    if re.search(r"\b[1-9][0-9]* failed", out):
-        print("CAUGHT: a failed test")
-        return 0
-    print("NOT CAUGHT: pytest exited %d and no test failed"
-          % proc.returncode)
-    return 1
+        how = "the interpreter died of %s" % signal.Signals(
+            -proc.returncode).name
+    elif "ERROR: AddressSanitizer" in out:
+        how = "an AddressSanitizer report"
+    elif re.search(r"\b[1-9][0-9]* failed", out):
+        how = "a failed test"
+    else:
+        print("NOT CAUGHT: pytest exited %d and no test failed"
+              % proc.returncode)
+        return 1
+    m = expect.search(out)
+    if m is None:
+        print("NOT CAUGHT FOR ITS REASON: %s, but nothing in the output "
+              "matches %r" % (how, expect.pattern))
+        return 1
+    print("CAUGHT: %s: %s" % (how, m.group(0)))
+    return 0
 
 
 if __name__ == "__main__":

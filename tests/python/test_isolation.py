@@ -365,10 +365,12 @@ def test_read_only_dlpack_export_is_a_snapshot():
     assert t.tolist() == [-2.0] * 6
 
 
-def test_read_only_export_to_cowstore_is_read_only():
+def test_read_only_export_to_cowstore_is_a_snapshot():
     t = cowstore.arange(4, dtype="float32")
     u = cowstore.from_dlpack(t.__dlpack__(max_version=(1, 0), read_only=True))
-    assert u.is_read_only()
+    # The export's snapshot itself (issue 36: not read-only memory on a
+    # second storage): a lazy clone, sharing t's bytes until either writes.
+    assert not u.shares_storage(t) and u.shares_data(t)
     u += 1
     assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
     assert u.tolist() == [1.0, 2.0, 3.0, 4.0]
@@ -378,7 +380,10 @@ def test_cowstore_to_cowstore_writable_import_aliases():
     t = cowstore.arange(4, dtype="float32")
     u = cowstore.from_dlpack(t)
     assert u.data_ptr() == t.data_ptr()
-    assert t.is_pinned() and u.is_pinned()
+    # A view of t's storage (issue 36), and the export's pin went with the
+    # import: lazy clones of either share until a write.
+    assert u.shares_storage(t)
+    assert not t.is_pinned() and not u.is_pinned()
     u.fill_(8)
     assert t.tolist() == [8.0] * 4
     s = t.lazy_clone()

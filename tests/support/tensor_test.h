@@ -43,6 +43,16 @@ tt_numel(int ndim, const int64_t *sizes)
 	return n;
 }
 
+/* The next number of the xorshift64 sequence in *@state (never 0). */
+static inline uint64_t
+tt_xorshift64(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 /* A contiguous tensor of @dtype and shape whose elements are 0, 1, 2, ...
  * in row-major order. */
 static inline cow_tensor_t *

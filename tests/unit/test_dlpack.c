@@ -284,6 +284,10 @@ Test(dlpack, writable_import_aliases_and_is_pinned_for_life)
 	cow_tensor_t *t, *snap;
 
 	producer_init(&p, 0);
+	cr_assert_not(cow_dlpack_is_own(&p.l), "a producer's export is ours");
+	cr_assert_not(cow_dlpack_versioned_is_own(&p.v));
+	cr_assert_not(cow_dlpack_is_own(NULL));
+	cr_assert_not(cow_dlpack_versioned_is_own(NULL));
 	cr_assert_eq(cow_tensor_from_dlpack(&p.l, 0, &t), COW_OK);
 	cr_assert_eq(cow_tensor_const_data(t), (const void *)p.data);
 	cr_assert_eq(at(t, 1, 2), 6.0);
@@ -501,7 +505,8 @@ Test(dlpack, pinned_host_memory_is_accepted)
 	cr_assert_eq(p.deleted, 2);
 }
 
-/* Export, then import what was exported: the round trip aliases. */
+/* Export, then import what was exported: the round trip aliases (the
+ * writable export), or is a snapshot (the read-only one). */
 Test(dlpack, round_trip_through_both_abis)
 {
 	cow_tensor_t *t = matrix(), *back, *back2;
@@ -514,12 +519,274 @@ Test(dlpack, round_trip_through_both_abis)
 	cr_assert_eq(cow_tensor_to_dlpack_versioned(back, COW_DLPACK_READ_ONLY,
 	    &v), COW_OK);
 	cr_assert_eq(cow_tensor_from_dlpack_versioned(v, 0, &back2), COW_OK);
-	cr_assert(cow_storage_is_read_only(cow_tensor_storage(back2)));
+	cr_assert_neq(cow_tensor_storage(back2), cow_tensor_storage(t));
+	cr_assert(cow_storage_shares_data(cow_tensor_storage(back2),
+	    cow_tensor_storage(t)), "a snapshot: shared lazily");
 	cr_assert_eq(at(back2, 2, 3), 11.0);
 	cow_tensor_release(t);
 	cow_tensor_release(back);
 	cr_assert_eq(at(back2, 0, 1), 1.0);
 	cow_tensor_release(back2);
+}
+
+/* ------------------------------------------------------------------ */
+/* Import of the library's own exports (issue 36): a tensor over the   */
+/* storage the export holds, never a second storage over its memory.   */
+
+/* @u is a view of @t's storage with @t's layout. */
+static void
+assert_same_storage(const cow_tensor_t *u, const cow_tensor_t *t)
+{
+	cr_assert_eq(cow_tensor_storage(u), cow_tensor_storage(t),
+	    "the import is on a storage of its own");
+	cr_assert_eq(cow_tensor_ndim(u), cow_tensor_ndim(t));
+	for (int d = 0; d < cow_tensor_ndim(t); d++) {
+		cr_assert_eq(cow_tensor_sizes(u)[d], cow_tensor_sizes(t)[d]);
+		cr_assert_eq(cow_tensor_strides(u)[d],
+		    cow_tensor_strides(t)[d]);
+	}
+	cr_assert_eq(cow_tensor_offset(u), cow_tensor_offset(t));
+	cr_assert_eq(cow_tensor_dtype(u), cow_tensor_dtype(t));
+}
+
+/* Writes through either of @t and @u, views of one storage, are seen by
+ * the other; the storage is not pinned, so a lazy clone shares it. */
+static void
+assert_aliases_unpinned(cow_tensor_t *t, cow_tensor_t *u)
+{
+	cow_tensor_t *snap;
+
+	cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)),
+	    "the export's pin outlived the import");
+	cr_assert_eq(cow_tensor_fill_(u, 7.0), COW_OK);
+	cr_assert_eq(at(t, 1, 2), 7.0, "a write through the import");
+	cr_assert_eq(cow_tensor_set_f64(t, (int64_t[]){0, 1}, -3.0), COW_OK);
+	cr_assert_eq(at(u, 0, 1), -3.0, "a write through the tensor");
+	cr_assert_eq(cow_tensor_lazy_clone(t, &snap), COW_OK);
+	cr_assert(cow_storage_shares_data(cow_tensor_storage(snap),
+	    cow_tensor_storage(t)), "a lazy clone of an unpinned storage "
+	    "shares it");
+	cr_assert_eq(cow_tensor_fill_(u, 8.0), COW_OK);
+	cr_assert_eq(at(t, 2, 3), 8.0);
+	cr_assert_eq(at(snap, 2, 3), 7.0, "the snapshot changed");
+	cow_tensor_release(snap);
+}
+
+/* Export @t with @flags through either ABI, check the export is ours and
+ * pins @t only when writable, and import it back with @import_flags (the
+ * statistics start from zero before the export); *data (unless NULL): the
+ * export's dl_tensor.data. */
+static cow_tensor_t *
+round_trip(cow_tensor_t *t, unsigned flags, bool versioned,
+    unsigned import_flags, const void **data)
+{
+	struct DLManagedTensorVersioned *v;
+	struct DLManagedTensor *l;
+	cow_tensor_t *u = NULL;
+	cow_status_t st;
+
+	cow_stats_reset();
+	if (versioned) {
+		cr_assert_eq(cow_tensor_to_dlpack_versioned(t, flags, &v),
+		    COW_OK);
+		cr_assert(cow_dlpack_versioned_is_own(v));
+	} else {
+		cr_assert_eq(cow_tensor_to_dlpack(t, flags, &l), COW_OK);
+		cr_assert(cow_dlpack_is_own(l));
+	}
+	cr_assert_eq(cow_storage_is_pinned(cow_tensor_storage(t)), flags == 0);
+	if (data != NULL)
+		*data = versioned ? v->dl_tensor.data : l->dl_tensor.data;
+	st = versioned ? cow_tensor_from_dlpack_versioned(v, import_flags, &u) :
+	    cow_tensor_from_dlpack(l, import_flags, &u);
+	cr_assert_eq(st, COW_OK, "%s", cow_last_error());
+	return u;
+}
+
+Test(dlpack, import_of_own_writable_export_is_a_view_of_its_storage)
+{
+	for (int versioned = 0; versioned < 2; versioned++) {
+		cow_tensor_t *t = matrix();
+		cow_tensor_t *u = round_trip(t, 0, versioned, 0, NULL);
+
+		assert_same_storage(u, t);
+		assert_aliases_unpinned(t, u);
+		/* Either may go first. */
+		cow_tensor_release(t);
+		cr_assert_eq(at(u, 2, 3), 8.0);
+		cow_tensor_release(u);
+	}
+}
+
+/* A view with an offset and strides comes back as the same view. */
+Test(dlpack, import_of_own_export_of_a_view_keeps_its_layout)
+{
+	cow_tensor_t *t = matrix(), *tr, *col, *u;
+	struct DLManagedTensorVersioned *v;
+
+	cr_assert_eq(cow_tensor_transpose(t, 0, 1, &tr), COW_OK);
+	cr_assert_eq(cow_tensor_narrow(tr, 0, 1, 2, &col), COW_OK);
+	cr_assert_eq(cow_tensor_to_dlpack_versioned(col, 0, &v), COW_OK);
+	cr_assert_eq(cow_tensor_from_dlpack_versioned(v, 0, &u), COW_OK, "%s",
+	    cow_last_error());
+	assert_same_storage(u, col);
+	cr_assert_eq(cow_tensor_offset(u), 1);
+	cr_assert_eq(cow_tensor_storage(u), cow_tensor_storage(t));
+	cr_assert_eq(at(u, 1, 2), 10.0);
+	cr_assert_eq(cow_tensor_set_f64(u, (int64_t[]){1, 2}, -1.0), COW_OK);
+	cr_assert_eq(at(t, 2, 2), -1.0);
+	cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)));
+	cow_tensor_release(u);
+	cow_tensor_release(col);
+	cow_tensor_release(tr);
+	cow_tensor_release(t);
+}
+
+/* A copying export is the consumer's: the import takes its storage over
+ * (the export's copy is the only one), and the tensor is not involved. */
+Test(dlpack, import_of_own_copy_export_takes_the_copy)
+{
+	for (int versioned = 0; versioned < 2; versioned++) {
+		cow_tensor_t *t = matrix(), *u;
+		const void *data;
+
+		u = round_trip(t, COW_DLPACK_COPY, versioned, 0, &data);
+		cr_assert_eq(cow_tensor_const_data(u), data,
+		    "the import copied the export's copy again");
+		cr_assert_not(cow_storage_shares_data(cow_tensor_storage(u),
+		    cow_tensor_storage(t)));
+		cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(u)));
+		cr_assert_eq(cow_tensor_fill_(u, 3.0), COW_OK);
+		cr_assert_eq(at(t, 2, 3), 11.0);
+		cow_tensor_release(t);
+		cr_assert_eq(at(u, 2, 3), 3.0);
+		cow_tensor_release(u);
+	}
+}
+
+/* @u is a snapshot of @t (0..11): on a storage of its own that shares
+ * the bytes (nothing copied since round_trip), and later writes to either
+ * do not reach the other. */
+static void
+assert_snapshot(cow_tensor_t *t, cow_tensor_t *u)
+{
+	cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)));
+	cr_assert_neq(cow_tensor_storage(u), cow_tensor_storage(t));
+	cr_assert(cow_storage_shares_data(cow_tensor_storage(u),
+	    cow_tensor_storage(t)), "the snapshot copied");
+	cr_assert_eq(cow_test_stats().bytes_copied, 0);
+	cr_assert_eq(cow_tensor_fill_(t, 1.0), COW_OK);
+	cr_assert_eq(at(u, 1, 2), 6.0, "a write to the tensor showed through "
+	    "its snapshot");
+	cr_assert_eq(cow_tensor_fill_(u, 2.0), COW_OK);
+	cr_assert_eq(at(t, 1, 2), 1.0, "a write to the snapshot reached the "
+	    "tensor");
+	cr_assert_eq(at(u, 1, 2), 2.0);
+}
+
+/* A read-only export holds a snapshot: its import is that snapshot, which
+ * the import takes over (O(1)). So is a read-only import of a writable
+ * export, taken after the export's pin went (so it shares). */
+Test(dlpack, import_of_own_read_only_export_is_a_snapshot)
+{
+	/* Bit 0: the versioned ABI; bit 1: the import is the read-only one. */
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned ro_import = i & 2 ? COW_DLPACK_READ_ONLY : 0;
+		cow_tensor_t *t = matrix(), *u;
+
+		u = round_trip(t, COW_DLPACK_READ_ONLY & ~ro_import, i & 1,
+		    ro_import, NULL);
+		assert_snapshot(t, u);
+		cow_tensor_release(u);
+		cow_tensor_release(t);
+	}
+}
+
+/* An own export whose DLTensor was changed so that it no longer describes
+ * memory of the exported storage is refused; the export is released (its
+ * pin goes) and nothing leaks (the suite's leak check). */
+Test(dlpack, import_of_own_export_that_was_changed_is_refused)
+{
+	static const char *const why[] = {"not point at", "not point at",
+	    "not describe", "not describe"};
+
+	for (int k = 0; k < 4; k++) {
+		cow_tensor_t *t = matrix(), *u = NULL;
+		struct DLManagedTensorVersioned *v;
+		cow_status_t st;
+
+		cr_assert_eq(cow_tensor_to_dlpack_versioned(t, 0, &v), COW_OK);
+		if (k == 0)        /* before the storage's first byte */
+			v->dl_tensor.data = (char *)v->dl_tensor.data - 8;
+		if (k == 1)        /* inside an element */
+			v->dl_tensor.byte_offset = 4;
+		if (k == 2)        /* past the end */
+			v->dl_tensor.shape[0] = 4;
+		if (k == 3)        /* past the end by its offset */
+			v->dl_tensor.byte_offset = 8;
+		st = cow_tensor_from_dlpack_versioned(v, 0, &u);
+		cr_assert_neq(st, COW_OK, "case %d", k);
+		cr_assert(strstr(cow_last_error(), why[k]) != NULL,
+		    "case %d: %s", k, cow_last_error());
+		cr_assert(strstr(cow_last_error(),
+		    "cow_tensor_from_dlpack_versioned") != NULL, "%s",
+		    cow_last_error());
+		cr_assert_null(u);
+		cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)),
+		    "case %d: the export was not released", k);
+		cr_assert_eq(cow_tensor_refcount(t), 1);
+		cow_tensor_release(t);
+	}
+}
+
+/* Every allocation of an import of an own export failing in turn: the
+ * export is released (its pin goes), nothing is made or leaked, the
+ * tensor is untouched; then the import succeeds. */
+Test(dlpack, import_of_own_export_allocation_failures, .init = fault_setup,
+    .fini = fault_teardown)
+{
+	for (unsigned ro = 0; ro < 2; ro++) {
+		cow_tensor_t *t, *u = NULL;
+		struct DLManagedTensor *l;
+		cow_status_t st;
+		uint64_t n, live;
+
+		cr_assert_eq(cow_tensor_arange(COW_DTYPE_FLOAT32, 64, fa, &t),
+		    COW_OK);
+		live = cow_test_alloc_stats(fa).live_bytes;
+		for (n = 1; ; n++) {
+			cr_assert_eq(cow_tensor_to_dlpack(t, 0, &l), COW_OK);
+			cr_assert_eq(cow_allocator_fault_fail_nth(fa, n),
+			    COW_OK);
+			st = cow_tensor_from_dlpack(l, ro ?
+			    COW_DLPACK_READ_ONLY : 0, &u);
+			cr_assert_eq(cow_allocator_fault_disarm(fa), COW_OK);
+			if (st == COW_OK)
+				break;
+			cr_assert_eq(st, COW_ENOMEM, "allocation %llu: %s",
+			    (unsigned long long)n, cow_last_error());
+			cr_assert(strstr(cow_last_error(),
+			    "cow_tensor_from_dlpack") != NULL, "%s",
+			    cow_last_error());
+			cr_assert_null(u);
+			cr_assert_not(cow_storage_is_pinned(
+			    cow_tensor_storage(t)));
+			cr_assert_eq(cow_test_alloc_stats(fa).live_bytes, live,
+			    "allocation %llu: the failed import leaked",
+			    (unsigned long long)n);
+			cr_assert_eq(cow_tensor_refcount(t), 1);
+		}
+		cr_assert_geq(n, 2, "the import allocates");
+		cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)));
+		if (ro)
+			cr_assert_neq(cow_tensor_storage(u),
+			    cow_tensor_storage(t));
+		else
+			cr_assert_eq(cow_tensor_storage(u),
+			    cow_tensor_storage(t));
+		cow_tensor_release(u);
+		cow_tensor_release(t);
+	}
 }
 
 /* Every dtype maps to a DLPack type and back. */
