@@ -385,7 +385,10 @@ take_clone(struct cow_snapshot *snap, size_t k, cow_storage_t *live)
 	g->hook.ops = &group_hook_ops;
 	g->nbytes = cow_storage_nbytes(live);
 	cow__atomic_store_relaxed(&g->held, g->count);
-	if ((st = cow_storage_lazy_clone(live, &g->clone)) != COW_OK)
+	/* The group's lazy copy (stress.control.h shares the live storage
+	 * itself instead, for one group). */
+	if ((st = COW__FAULT_POINT(snapshot_lazy_copy,
+	    cow_storage_lazy_clone(live, &g->clone))) != COW_OK)
 		return cow__error_wrap(st, "cow_snapshot_take", "");
 	return COW_OK;
 }
