@@ -13,7 +13,7 @@
 # says which kind of evidence that its ctest requires the run reported (g:
 # a snapshot that changed, first; h: a torn snapshot, and how the
 # checkpoint that showed it was saved; see COW_STRESS_EVIDENCE_g and _h in
-# stress/CMakeLists.txt). (h) runs under TSan with halt_on_error=0, as its
+# stress/CMakeLists.txt). (h) runs under TSan with report_bugs=0, as its
 # ctest does (COW_STRESS_TSAN_OPTIONS_h). The builds must exist (cmake
 # --preset dev|tsan|asan && cmake --build --preset ...); a missing build
 # or control binary is skipped with a note. Each run: the control's scenario for
@@ -52,7 +52,7 @@ for build in dev tsan asan; do
 			continue
 		fi
 		topts=$TSAN_OPTIONS
-		[ "$x" = h ] && topts=halt_on_error=0
+		[ "$x" = h ] && topts=report_bugs=0
 		for s in $(seq 1 "$seeds"); do
 			t0=$(date +%s.%N)
 			set +e

@@ -714,9 +714,11 @@ ck_verify(struct stress_run *run, struct ck_save *sv)
 	}
 }
 
-/* A kept (or still held) tensor of the snapshot, read through
- * cow_snapshot_get a step or more after the take: the snapshot's own
- * values, whatever the writers wrote since. */
+/* A tensor the snapshot still holds (kept, or left by a cancelled save),
+ * read through cow_snapshot_get: the snapshot's own values, whatever the
+ * writers wrote since the take. A get tensor lives only while the
+ * snapshot holds the storage, so every copy a write makes meanwhile is
+ * still the snapshot's. */
 static void
 ck_verify_held(struct stress_run *run, struct ck_save *sv, size_t i)
 {
@@ -891,13 +893,17 @@ ck_launch(struct stress_run *run, struct ck_state *st, struct ck_save *sv)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Release the tensors @sv still holds, in a random order. */
+/* Read every tensor @sv still holds through cow_snapshot_get, then
+ * release every tensor, in a random order. */
 static void
 ck_release_rest(struct stress_run *run, struct ck_save *sv,
     struct stress_rng *r)
 {
 	size_t n = sv->st->count, at = (size_t)stress_rng_below(r, n);
 
+	for (size_t i = 0; i < n && !stress_stopping(run); i++)
+		if (cow_snapshot_is_held(sv->snap, i))
+			ck_verify_held(run, sv, i);
 	for (size_t k = 0; k < n; k++) {
 		size_t i = (at + k) % n;
 
@@ -950,9 +956,9 @@ ck_finish(struct stress_run *run, struct ck_state *st, struct ck_save *sv,
 	if (sv->status == COW_ECANCELED)
 		st->n_cancelled++;
 	ck_verify(run, sv);
-	/* A cancelled save leaves tensors held: release them now, while the
-	 * writers write (a kept snapshot is read a step later, then
-	 * released). */
+	/* A cancelled save leaves tensors held: read them and release them
+	 * now, while the writers write (a kept snapshot is read a step later,
+	 * then released). */
 	if (sv->status != COW_OK && !sv->keep)
 		ck_release_rest(run, sv, r);
 }
@@ -970,12 +976,8 @@ ck_account(struct stress_run *run, struct ck_state *st, struct ck_save *sv,
 
 	ck_describe(sv, what, sizeof what);
 	cow_stats_get(&now);
-	if (sv->status == COW_OK || sv->status == COW_ECANCELED) {
-		for (size_t i = 0; i < st->count; i++)
-			if (cow_snapshot_is_held(sv->snap, i))
-				ck_verify_held(run, sv, i);
+	if (sv->status == COW_OK || sv->status == COW_ECANCELED)
 		ck_release_rest(run, sv, r);
-	}
 	cow_snapshot_stats(sv->snap, &ss);
 	copies = now.materialize_copies - sv->stats0.materialize_copies;
 	stress_check(run, ss.held_tensors == 0 && ss.extra_bytes == 0,
