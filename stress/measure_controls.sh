@@ -14,7 +14,9 @@
 # a snapshot that changed, first; h: a torn snapshot, and how the
 # checkpoint that showed it was saved; see COW_STRESS_EVIDENCE_g and _h in
 # stress/CMakeLists.txt). (h) runs under TSan with report_bugs=0, as its
-# ctest does (COW_STRESS_TSAN_OPTIONS_h). The builds must exist (cmake
+# ctest does (COW_STRESS_TSAN_OPTIONS_h), and again with halt_on_error=1
+# (lines "stress-tsan[...]"), where TSan's own report of the race between
+# a writer's stamp and the save's read may end the run first. The builds must exist (cmake
 # --preset dev|tsan|asan && cmake --build --preset ...); a missing build
 # or control binary is skipped with a note. Each run: the control's scenario for
 # at most 60 s with --quiet; the line gives the exit status, the wall time
@@ -40,7 +42,7 @@ scenario() {
 echo "# Negative controls: time to detection (stress/measure_controls.sh $seeds)."
 echo "# Commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- runtime alloc stress || echo ' plus local changes'), $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores."
 echo "# Command per run: cow_stress_fault_<x> --scenario <materialize-race; clone-storm for d; boundary for g; checkpoint for h> --seconds 60 --seed <s> --quiet"
-echo "# TSAN_OPTIONS=$TSAN_OPTIONS ASAN_OPTIONS=$ASAN_OPTIONS"
+echo "# TSAN_OPTIONS=$TSAN_OPTIONS ASAN_OPTIONS=$ASAN_OPTIONS (h: TSAN_OPTIONS=report_bugs=0 as its ctest, and under TSan also $TSAN_OPTIONS)"
 echo "# Each line: build, control, seed, exit status, wall time, first evidence (for g and h: and whether the required one came)."
 for build in dev tsan asan; do
 	echo
@@ -51,8 +53,15 @@ for build in dev tsan asan; do
 			echo "(cow_stress_fault_$x not built: cmake --preset $build && cmake --build --preset $build)"
 			continue
 		fi
-		topts=$TSAN_OPTIONS
-		[ "$x" = h ] && topts=report_bugs=0
+		# (h) under TSan: as its ctest runs it, then as the preset's
+		# TSAN_OPTIONS would (TSan's own report of the race may come
+		# first).
+		runs=$TSAN_OPTIONS
+		[ "$x" = h ] && runs=report_bugs=0
+		[ "$x" = h ] && [ "$build" = tsan ] && runs="report_bugs=0 $TSAN_OPTIONS"
+		for topts in $runs; do
+		label=$build
+		[ "$x" = h ] && [ "$build" = tsan ] && label="tsan[$topts]"
 		for s in $(seq 1 "$seeds"); do
 			t0=$(date +%s.%N)
 			set +e
@@ -88,14 +97,16 @@ for build in dev tsan asan; do
 				torn=$(printf '%s\n' "$out" | grep -m1 -E 'VIOLATION in checkpoint .*torn snapshot' || true)
 				case $torn in
 				'') req=' | required: NONE' ;;
+				*'cancelled, read through cow_snapshot_get'*) req=' | required: torn snapshot, read through cow_snapshot_get (left by a cancelled save)' ;;
 				*'read through cow_snapshot_get'*) req=' | required: torn snapshot, read through cow_snapshot_get (kept)' ;;
 				*'launched a step late'*) req=' | required: torn snapshot, persisted (launched a step late)' ;;
 				*) req=" | required: torn snapshot, persisted ($(printf '%s' "$torn" | grep -oE 'launched (at the take|as the writers resumed)'))" ;;
 				esac
 			fi
 			printf 'stress-%s fault_%s seed %s rc=%s wall=%.3fs | %s %s%s\n' \
-			    "$build" "$x" "$s" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
+			    "$label" "$x" "$s" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
 			    "${ev:-NO EVIDENCE}" "$tsan" "$req"
+		done
 		done
 	done
 done
