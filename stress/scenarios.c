@@ -13,6 +13,9 @@ extern const struct stress_scenario stress_scn_tensor_mix;
 #ifdef STRESS_HAVE_BOUNDARY
 extern const struct stress_scenario stress_scn_boundary;
 #endif
+#ifdef STRESS_HAVE_CHECKPOINT
+extern const struct stress_scenario stress_scn_checkpoint;
+#endif
 
 const struct stress_scenario *const stress_scenarios[] = {
 	&stress_scn_clone_storm,
@@ -24,6 +27,9 @@ const struct stress_scenario *const stress_scenarios[] = {
 #endif
 #ifdef STRESS_HAVE_BOUNDARY
 	&stress_scn_boundary,
+#endif
+#ifdef STRESS_HAVE_CHECKPOINT
+	&stress_scn_checkpoint,
 #endif
 };
 

@@ -178,6 +178,12 @@ hook_before_write(struct cow__write_hook *hook)
 
 	if (cow__ptr_load(&g->snap->persist) != NULL)
 		cow__snap_persist_before_write(g);
+	/* Whether the snapshot still holds the storage as the write begins
+	 * (after a persist-first save's claim, which may release it): a copy
+	 * the write then makes is the snapshot's doing, even when the
+	 * snapshot lets go while it copies. */
+	g->held_at_write = cow__snap_state(cow__atomic_load_relaxed(
+	    &g->state)) <= COW__GROUP_CLAIMED;
 }
 
 static void
@@ -187,19 +193,30 @@ hook_after_write(struct cow__write_hook *hook, bool copied)
 	struct cow_snapshot *snap = g->snap;
 	uint64_t w;
 
-	if (!copied)
+	if (!copied || !g->held_at_write)
 		return;
-	/* The write copied while we held the bytes: they are extra now. */
+	/* The write copied because the snapshot held the bytes when it
+	 * began: count it, whatever the snapshot did since (a stream that
+	 * released the storage during the copy). */
+	cow__atomic_add_relaxed(&snap->writer_copies, 1);
+	cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
+	/* The bytes are extra while the snapshot still holds them. Add them
+	 * first, then mark the group WRITTEN, so that the release that sees
+	 * the mark takes back bytes already added: marking first let a
+	 * release subtract before the add, and extra_bytes wrapped below
+	 * zero for a moment (and extra_peak with it, when another group
+	 * added then). A group released meanwhile gives the bytes back
+	 * here: they are counted a moment longer than held, never less. */
+	snap_extra_add(snap, g->nbytes);
 	do {
 		w = cow__atomic_load_relaxed(&g->state);
 		if (cow__snap_state(w) > COW__GROUP_CLAIMED ||
-		    (w & COW__GROUP_WRITTEN) != 0)
+		    (w & COW__GROUP_WRITTEN) != 0) {
+			cow__atomic_add_relaxed(&snap->extra, -g->nbytes);
 			return;
+		}
 	} while (!cow__atomic_cas_relaxed(&g->state, w,
 	    w | COW__GROUP_WRITTEN));
-	snap_extra_add(snap, g->nbytes);
-	cow__atomic_add_relaxed(&snap->writer_copies, 1);
-	cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
 }
 
 static bool
@@ -368,7 +385,10 @@ take_clone(struct cow_snapshot *snap, size_t k, cow_storage_t *live)
 	g->hook.ops = &group_hook_ops;
 	g->nbytes = cow_storage_nbytes(live);
 	cow__atomic_store_relaxed(&g->held, g->count);
-	if ((st = cow_storage_lazy_clone(live, &g->clone)) != COW_OK)
+	/* The group's lazy copy (stress.control.h shares the live storage
+	 * itself instead, for one group). */
+	if ((st = COW__FAULT_POINT(snapshot_lazy_copy,
+	    cow_storage_lazy_clone(live, &g->clone))) != COW_OK)
 		return cow__error_wrap(st, "cow_snapshot_take", "");
 	return COW_OK;
 }

@@ -58,6 +58,10 @@ struct cow__snap_group {
 	pthread_t claimer;
 	size_t first, count;          /* its tensors: members[first ...] */
 	bool hooked;                  /* in a live storage's hooks */
+	/* The snapshot held the storage when its write began: set by the
+	 * hook's before_write, read by its after_write, on the writer's
+	 * thread (the hook runs once). */
+	bool held_at_write;
 	bool pinned;                  /* an eager copy at the take */
 };
 
