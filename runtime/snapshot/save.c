@@ -468,6 +468,56 @@ run_stream(struct cow__snap_save *s)
 	return COW_OK;
 }
 
+/* The saver claims @g and persists it, unless it is persisted already;
+ * false when another thread has it (a writer, which persists it, or a
+ * release). *st: the persist's status. */
+static bool
+saver_persist(struct cow__snap_save *s, struct cow__snap_group *g,
+    cow_status_t *st)
+{
+	if (!cow__snap_group_claim(g))
+		return false;
+	if ((cow__atomic_load_relaxed(&g->state) & COW__GROUP_PERSISTED) != 0)
+		cow__snap_group_unclaim(g);
+	else
+		*st = persist_group(s, g, true);
+	return true;
+}
+
+/*
+ * The end of the save, for group @g (number @k): wait while it is
+ * claimed; if it is still not persisted, persist it now. A writer that
+ * claimed it while the saving thread went past it, and then found the
+ * save ended (snap->persist cleared), gave it back unpersisted: the saving
+ * thread, which still has the save, persists it. Fails the save when the
+ * group was released before it was saved, or the save already failed.
+ */
+static void
+end_group(struct cow__snap_save *s, struct cow__snap_group *g, size_t k)
+{
+	cow_status_t st = COW_OK;
+
+	for (;;) {
+		uint64_t w = cow__snap_group_wait(g);
+
+		if ((w & COW__GROUP_PERSISTED) != 0)
+			return;
+		if (cow__snap_state(w) != COW__GROUP_HELD) {
+			save_fail(s, COW_ERELEASED, "the tensors of storage "
+			    "group %zu were released before they were saved",
+			    k);
+			return;
+		}
+		if (save_status(s) != COW_OK) {
+			save_fail(s, COW_ECANCELED, "stopped before every "
+			    "tensor was saved");
+			return;
+		}
+		if (saver_persist(s, g, &st))
+			return;
+	}
+}
+
 static cow_status_t
 run_persist_first(struct cow__snap_save *s)
 {
@@ -484,32 +534,16 @@ run_persist_first(struct cow__snap_save *s)
 			continue;
 		if (save_cancelled(s) || (st = save_status(s)) != COW_OK)
 			break;
-		if (cow__snap_group_claim(g)) {
-			if ((cow__atomic_load_relaxed(&g->state) &
-			    COW__GROUP_PERSISTED) != 0)
-				cow__snap_group_unclaim(g);
-			else
-				st = persist_group(s, g, true);
-		}
-		/* Claimed by a writer: it persists the group; the end
-		 * waits for it. */
+		/* Claimed by a writer: it persists the group, or gives it
+		 * back if it finds the save ended; the end sees to both. */
+		(void)saver_persist(s, g, &st);
 	}
 	/* The end: no writer starts on this save after it (its claims look
 	 * at snap->persist again); the ones that did, finish. */
 	cow__ptr_store(&snap->persist, NULL);
 	cow__fence_atomic_load(&snap->persist);
-	for (size_t k = 0; k < snap->ngroups; k++) {
-		uint64_t w = cow__snap_group_wait(&snap->groups[k]);
-
-		if ((w & COW__GROUP_PERSISTED) == 0 &&
-		    cow__snap_state(w) != COW__GROUP_HELD)
-			save_fail(s, COW_ERELEASED, "the tensors of storage "
-			    "group %zu were released before they were saved",
-			    k);
-		else if ((w & COW__GROUP_PERSISTED) == 0)
-			save_fail(s, COW_ECANCELED, "stopped before every "
-			    "tensor was saved");
-	}
+	for (size_t k = 0; k < snap->ngroups; k++)
+		end_group(s, &snap->groups[k], k);
 	if (s->how.progress != NULL && save_status(s) == COW_OK)
 		s->how.progress(s->how.progress_ctx,
 		    cow__atomic_load_relaxed(&s->done), s->total);
