@@ -34,15 +34,22 @@ snap_unhold(struct cow_snapshot *snap)
 /* ------------------------------------------------------------------ */
 /* Group protocol. */
 
+/* The peak of extra is at least @now (a value extra had). */
 static void
-snap_extra_add(struct cow_snapshot *snap, uint64_t n)
+snap_peak_raise(struct cow_snapshot *snap, uint64_t now)
 {
-	uint64_t now = cow__atomic_fetch_add_relaxed(&snap->extra, n) + n;
 	uint64_t peak = cow__atomic_load_relaxed(&snap->extra_peak);
 
 	while (now > peak &&
 	    !cow__atomic_cas_relaxed(&snap->extra_peak, peak, now))
 		peak = cow__atomic_load_relaxed(&snap->extra_peak);
+}
+
+static void
+snap_extra_add(struct cow_snapshot *snap, uint64_t n)
+{
+	snap_peak_raise(snap,
+	    cow__atomic_fetch_add_relaxed(&snap->extra, n) + n);
 }
 
 bool
@@ -185,19 +192,39 @@ hook_after_write(struct cow__write_hook *hook, bool copied)
 {
 	struct cow__snap_group *g = GROUP_OF(hook);
 	struct cow_snapshot *snap = g->snap;
-	uint64_t w;
+	uint64_t w, now = 0;
+	bool added = false;
 
 	if (!copied)
 		return;
-	/* The write copied while we held the bytes: they are extra now. */
-	do {
-		w = cow__atomic_load_relaxed(&g->state);
+	/*
+	 * The write copied while we held the bytes: they are extra now.
+	 * Added before the flag that tells the group's release to take them
+	 * off again, so that extra never drops below what the snapshot
+	 * holds (with the flag first, a release between the two subtracted
+	 * first: extra wrapped below zero, and its peak missed the copy);
+	 * taken off again if the release came before the flag. The peak and
+	 * the copy count only once the flag is set, with the group held.
+	 */
+	for (w = cow__atomic_load_relaxed(&g->state);;
+	    w = cow__atomic_load_relaxed(&g->state)) {
 		if (cow__snap_state(w) > COW__GROUP_CLAIMED ||
-		    (w & COW__GROUP_WRITTEN) != 0)
+		    (w & COW__GROUP_WRITTEN) != 0) {
+			if (added)
+				cow__atomic_add_relaxed(&snap->extra,
+				    -g->nbytes);
 			return;
-	} while (!cow__atomic_cas_relaxed(&g->state, w,
-	    w | COW__GROUP_WRITTEN));
-	snap_extra_add(snap, g->nbytes);
+		}
+		if (!added) {
+			now = cow__atomic_fetch_add_relaxed(&snap->extra,
+			    g->nbytes) + g->nbytes;
+			added = true;
+		}
+		if (cow__atomic_cas_relaxed(&g->state, w,
+		    w | COW__GROUP_WRITTEN))
+			break;
+	}
+	snap_peak_raise(snap, now);
 	cow__atomic_add_relaxed(&snap->writer_copies, 1);
 	cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
 }
