@@ -9,14 +9,16 @@
  * first write reaches the group's live storage). The claim is one
  * compare-and-swap (snapshot.c), so the two never both write a group; the
  * one that loses skips it (the saver) or waits for it (a writer, which
- * then writes in place). The interleaving checker's `snapshot` scenario
- * runs this under every schedule (docs/interleave.md).
+ * then writes in place). The interleaving checker's snapshot scenarios
+ * run this under every schedule up to a preemption bound, sequentially
+ * consistent and in C11's memory model (docs/interleave.md).
  *
  * The end of a persist-first save is a handshake with late writers: the
  * saver clears snap->persist, fences, and waits while any group is
  * claimed; a writer claims, fences, and loads snap->persist again, giving
  * the claim back if the save is gone. So a writer uses the save only while
- * the saver waits for it.
+ * the saver waits for it; a group given back is persisted by the saver
+ * (end_group).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -513,7 +515,8 @@ end_group(struct cow__snap_save *s, struct cow__snap_group *g, size_t k)
 			    "tensor was saved");
 			return;
 		}
-		if (saver_persist(s, g, &st))
+		if (COW__FAULT_POINT(snap_end_persists,
+		    saver_persist(s, g, &st)))
 			return;
 	}
 }
@@ -541,7 +544,8 @@ run_persist_first(struct cow__snap_save *s)
 	/* The end: no writer starts on this save after it (its claims look
 	 * at snap->persist again); the ones that did, finish. */
 	cow__ptr_store(&snap->persist, NULL);
-	cow__fence_atomic_load(&snap->persist);
+	COW__FAULT_POINT(snap_end_fence,
+	    cow__fence_atomic_load(&snap->persist));
 	for (size_t k = 0; k < snap->ngroups; k++)
 		end_group(s, &snap->groups[k], k);
 	if (s->how.progress != NULL && save_status(s) == COW_OK)

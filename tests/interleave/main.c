@@ -54,7 +54,8 @@ static const struct ilv_scenario *const ilv_scenarios[] = {
 	&ilv_scn_pair, &ilv_scn_trio, &ilv_scn_wrap, &ilv_scn_chain,
 	&ilv_scn_shadow, &ilv_scn_functional, &ilv_scn_count, &ilv_scn_keep,
 	&ilv_scn_borrowed, &ilv_scn_budget, &ilv_scn_litmus, &ilv_scn_sb,
-	&ilv_scn_spin,
+	&ilv_scn_spin, &ilv_scn_snapshot, &ilv_scn_snapshot_get,
+	&ilv_scn_snapshot_release, &ilv_scn_snapshot_fail,
 };
 #define ILV_NSCENARIOS (sizeof ilv_scenarios / sizeof ilv_scenarios[0])
 

@@ -53,6 +53,10 @@ extern const struct ilv_scenario ilv_scn_budget;
 extern const struct ilv_scenario ilv_scn_litmus;
 extern const struct ilv_scenario ilv_scn_sb;
 extern const struct ilv_scenario ilv_scn_spin;
+extern const struct ilv_scenario ilv_scn_snapshot;
+extern const struct ilv_scenario ilv_scn_snapshot_get;
+extern const struct ilv_scenario ilv_scn_snapshot_release;
+extern const struct ilv_scenario ilv_scn_snapshot_fail;
 
 /* Helpers for the scenarios (scn_util.c). */
 

@@ -15,9 +15,10 @@
 #include "core/sync.h"
 #include "scenario.h"
 
+/* The state of litmus, sb and spin: their locations and what was read. */
 struct litmus_scn {
-	cow__atomic_u64_t x;
-	uint64_t r[2]; /* b's reads (only b writes them) */
+	cow__atomic_u64_t x, y;
+	uint64_t r[2]; /* the reads (litmus: b's; sb: each thread's) */
 };
 
 static void *
@@ -84,24 +85,10 @@ const struct ilv_scenario ilv_scn_litmus = {
  * weak-memory search must run 20 + 12 = 32 executions, the sequentially
  * consistent one 20.
  */
-struct sb_scn {
-	cow__atomic_u64_t x, y;
-	uint64_t r[2]; /* what each thread read */
-};
-
-static void *
-sb_setup(void)
-{
-	struct sb_scn *st = calloc(1, sizeof *st);
-
-	ilv_check(st != NULL, "out of memory (set-up)");
-	return st;
-}
-
 static void
 sb_thread(void *arg, int id)
 {
-	struct sb_scn *st = arg;
+	struct litmus_scn *st = arg;
 	cow__atomic_u64_t *mine = id == 0 ? &st->x : &st->y;
 	cow__atomic_u64_t *other = id == 0 ? &st->y : &st->x;
 
@@ -113,7 +100,7 @@ sb_thread(void *arg, int id)
 static void
 sb_check(void *arg)
 {
-	struct sb_scn *st = arg;
+	struct litmus_scn *st = arg;
 
 	ilv_check(st->r[0] != 0 || st->r[1] != 0, "store buffering: both "
 	    "threads read 0 across their seq_cst fences");
@@ -125,7 +112,7 @@ const struct ilv_scenario ilv_scn_sb = {
 	    "buffering)",
 	.nthreads = 2,
 	.counters = true,
-	.setup = sb_setup,
+	.setup = litmus_setup,
 	.thread = sb_thread,
 	.check = sb_check,
 	.teardown = litmus_teardown,
