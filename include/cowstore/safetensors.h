@@ -1,6 +1,7 @@
 /*
  * cowstore safetensors files: snapshots saved as safetensors files in the
- * background, and files loaded with no copy (docs/files.md).
+ * background, and files loaded with no copy (docs/files.md; tested:
+ * unit.safetensors; measured: docs/performance.md#files).
  *
  * The format (huggingface/safetensors): an 8-byte little-endian header
  * length N; N bytes of UTF-8 JSON mapping each tensor's name to {"dtype",
@@ -170,7 +171,7 @@ COW_API const char *cow_safetensors_metadata_get(
  * cow_safetensors_get - tensor @i as a contiguous tensor on a storage of
  * its own. Mapped: read-only external memory over the mapping (reads copy
  * nothing; the first write copies this tensor alone, never its
- * neighbours; lazy clones share it). A tensor whose bytes are not aligned
+ * neighbours; lazy clones share it; tested: unit.safetensors). A tensor whose bytes are not aligned
  * to its element size in the mapping is copied into aligned memory instead
  * (counted: cow_safetensors_stats). COW_SAFETENSORS_PREAD: read into a
  * private buffer of its own.

@@ -447,11 +447,20 @@ cow__owned_store_relaxed(cow__owned_u64_t *w, uint64_t v)
  * the exclusive lock while holding the shared one.
  *
  * ck waits spin briefly, then yield: with more threads than cores a waiter
- * that only spins burns the time slice the lock holder needs.           */
+ * that only spins burns the time slice the lock holder needs.
+ *
+ * The interleaving checker sees a backoff as a spin wait: the caller
+ * loaded one location with sync.h, found the value it waits to change,
+ * and will load it again, with no other effect in between (the loops it
+ * runs all have that shape; ck's lock loops are replaced by its model of
+ * the lock). Its thread is not runnable until another thread stores
+ * there (docs/interleave.md, "Spin waits"), so the search neither loops
+ * nor misses an outcome.                                              */
 
 static inline void
 cow__backoff(unsigned *spins)
 {
+	COW__SCHED(COW__SCHED_SPIN, spins, COW__MO_RELAXED);
 	if (++*spins < 64)
 		ck_pr_stall();
 	else

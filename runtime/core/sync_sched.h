@@ -69,6 +69,10 @@ enum cow__sched_op {
 	COW__SCHED_LOCK_DESTROY,
 	/* Inside a fault switch's window (COW__FAULT_YIELD). */
 	COW__SCHED_WINDOW,
+	/* cow__backoff: a spin wait on the location of the thread's last
+	 * load, runnable once another thread stored there (or, in the
+	 * weak-memory mode, once it may read a newer store there). */
+	COW__SCHED_SPIN,
 	COW__SCHED_NOPS
 };
 

@@ -9,14 +9,16 @@
  * first write reaches the group's live storage). The claim is one
  * compare-and-swap (snapshot.c), so the two never both write a group; the
  * one that loses skips it (the saver) or waits for it (a writer, which
- * then writes in place). The interleaving checker's `snapshot` scenario
- * runs this under every schedule (docs/interleave.md).
+ * then writes in place). The interleaving checker's snapshot scenarios
+ * run this under every schedule up to a preemption bound, sequentially
+ * consistent and in C11's memory model (docs/interleave.md).
  *
  * The end of a persist-first save is a handshake with late writers: the
  * saver clears snap->persist, fences, and waits while any group is
  * claimed; a writer claims, fences, and loads snap->persist again, giving
  * the claim back if the save is gone. So a writer uses the save only while
- * the saver waits for it.
+ * the saver waits for it; a group given back is persisted by the saver
+ * (end_group).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -466,6 +468,57 @@ run_stream(struct cow__snap_save *s)
 	return COW_OK;
 }
 
+/* The saver claims @g and persists it, unless it is persisted already;
+ * false when another thread has it (a writer, which persists it, or a
+ * release). *st: the persist's status. */
+static bool
+saver_persist(struct cow__snap_save *s, struct cow__snap_group *g,
+    cow_status_t *st)
+{
+	if (!cow__snap_group_claim(g))
+		return false;
+	if ((cow__atomic_load_relaxed(&g->state) & COW__GROUP_PERSISTED) != 0)
+		cow__snap_group_unclaim(g);
+	else
+		*st = persist_group(s, g, true);
+	return true;
+}
+
+/*
+ * The end of the save, for group @g (number @k): wait while it is
+ * claimed; if it is still not persisted, persist it now. A writer that
+ * claimed it while the saving thread went past it, and then found the
+ * save ended (snap->persist cleared), gave it back unpersisted: the saving
+ * thread, which still has the save, persists it. Fails the save when the
+ * group was released before it was saved, or the save already failed.
+ */
+static void
+end_group(struct cow__snap_save *s, struct cow__snap_group *g, size_t k)
+{
+	cow_status_t st = COW_OK;
+
+	for (;;) {
+		uint64_t w = cow__snap_group_wait(g);
+
+		if ((w & COW__GROUP_PERSISTED) != 0)
+			return;
+		if (cow__snap_state(w) != COW__GROUP_HELD) {
+			cow__snap_save_fail(s, COW_ERELEASED, "the tensors of storage "
+			    "group %zu were released before they were saved",
+			    k);
+			return;
+		}
+		if (save_status(s) != COW_OK) {
+			cow__snap_save_fail(s, COW_ECANCELED, "stopped before every "
+			    "tensor was saved");
+			return;
+		}
+		if (COW__FAULT_POINT(snap_end_persists,
+		    saver_persist(s, g, &st)))
+			return;
+	}
+}
+
 void
 cow__snap_save_publish(struct cow__snap_save *s)
 {
@@ -477,7 +530,8 @@ cow__snap_save_publish(struct cow__snap_save *s)
 
 /* The end of a published persist-first save: no writer starts on it
  * after this (its claims look at snap->persist again); the ones that did,
- * finish. */
+ * finish, and the groups still not persisted are persisted here
+ * (end_group). */
 static void
 persist_close(struct cow__snap_save *s)
 {
@@ -485,19 +539,10 @@ persist_close(struct cow__snap_save *s)
 
 	s->closed = true;
 	cow__ptr_store(&snap->persist, NULL);
-	cow__fence_atomic_load(&snap->persist);
-	for (size_t k = 0; k < snap->ngroups; k++) {
-		uint64_t w = cow__snap_group_wait(&snap->groups[k]);
-
-		if ((w & COW__GROUP_PERSISTED) == 0 &&
-		    cow__snap_state(w) != COW__GROUP_HELD)
-			cow__snap_save_fail(s, COW_ERELEASED, "the tensors of "
-			    "storage group %zu were released before they were "
-			    "saved", k);
-		else if ((w & COW__GROUP_PERSISTED) == 0)
-			cow__snap_save_fail(s, COW_ECANCELED, "stopped before "
-			    "every tensor was saved");
-	}
+	COW__FAULT_POINT(snap_end_fence,
+	    cow__fence_atomic_load(&snap->persist));
+	for (size_t k = 0; k < snap->ngroups; k++)
+		end_group(s, &snap->groups[k], k);
 }
 
 static cow_status_t
@@ -516,15 +561,9 @@ run_persist_first(struct cow__snap_save *s)
 			continue;
 		if (save_cancelled(s) || (st = save_status(s)) != COW_OK)
 			break;
-		if (cow__snap_group_claim(g)) {
-			if ((cow__atomic_load_relaxed(&g->state) &
-			    COW__GROUP_PERSISTED) != 0)
-				cow__snap_group_unclaim(g);
-			else
-				st = persist_group(s, g, true);
-		}
-		/* Claimed by a writer: it persists the group; the end
-		 * waits for it. */
+		/* Claimed by a writer: it persists the group, or gives it
+		 * back if it finds the save ended; the end sees to both. */
+		(void)saver_persist(s, g, &st);
 	}
 	persist_close(s);
 	if (s->how.progress != NULL && save_status(s) == COW_OK)

@@ -34,15 +34,22 @@ snap_unhold(struct cow_snapshot *snap)
 /* ------------------------------------------------------------------ */
 /* Group protocol. */
 
+/* The peak of extra is at least @now (a value extra had). */
 static void
-snap_extra_add(struct cow_snapshot *snap, uint64_t n)
+snap_peak_raise(struct cow_snapshot *snap, uint64_t now)
 {
-	uint64_t now = cow__atomic_fetch_add_relaxed(&snap->extra, n) + n;
 	uint64_t peak = cow__atomic_load_relaxed(&snap->extra_peak);
 
 	while (now > peak &&
 	    !cow__atomic_cas_relaxed(&snap->extra_peak, peak, now))
 		peak = cow__atomic_load_relaxed(&snap->extra_peak);
+}
+
+static void
+snap_extra_add(struct cow_snapshot *snap, uint64_t n)
+{
+	snap_peak_raise(snap,
+	    cow__atomic_fetch_add_relaxed(&snap->extra, n) + n);
 }
 
 bool
@@ -58,8 +65,9 @@ cow__snap_group_claim(struct cow__snap_group *g)
 		w = cow__atomic_load_relaxed(&g->state);
 		if (cow__snap_state(w) != COW__GROUP_HELD)
 			break;
-		if (cow__atomic_cas_relaxed(&g->state, w,
-		    (w & ~(uint64_t)COW__GROUP_STATE) | COW__GROUP_CLAIMED)) {
+		if (COW__FAULT_POINT(snap_claim_cas,
+		    cow__atomic_cas_relaxed(&g->state, w,
+		    (w & ~(uint64_t)COW__GROUP_STATE) | COW__GROUP_CLAIMED))) {
 			won = true;
 			g->claimer = pthread_self();
 			break;
@@ -82,7 +90,7 @@ group_leave_claim(struct cow__snap_group *g, unsigned to)
 	/* Release: what the claimant did is seen by the next one, and by a
 	 * writer that waited for the claim to go. */
 	COW__TSAN_RELEASE(&g->state);
-	cow__fence_release(&g->state);
+	COW__FAULT_POINT(snap_claim_release, cow__fence_release(&g->state));
 	do
 		w = cow__atomic_load_relaxed(&g->state);
 	while (!cow__atomic_cas_relaxed(&g->state, w,
@@ -113,7 +121,7 @@ cow__snap_group_unclaim(struct cow__snap_group *g)
 	/* A release_tensor that emptied the group while we had it could not
 	 * claim it; whoever sees the count at zero after its own step
 	 * releases it (a handshake: both fence between the two). */
-	cow__fence_atomic_load(&g->held);
+	COW__FAULT_POINT(snap_unclaim_fence, cow__fence_atomic_load(&g->held));
 	if (cow__atomic_load_relaxed(&g->held) == 0 &&
 	    cow__snap_group_claim(g))
 		cow__snap_group_release_claimed(g);

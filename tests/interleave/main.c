@@ -53,7 +53,9 @@
 static const struct ilv_scenario *const ilv_scenarios[] = {
 	&ilv_scn_pair, &ilv_scn_trio, &ilv_scn_wrap, &ilv_scn_chain,
 	&ilv_scn_shadow, &ilv_scn_functional, &ilv_scn_count, &ilv_scn_keep,
-	&ilv_scn_borrowed, &ilv_scn_budget, &ilv_scn_litmus,
+	&ilv_scn_borrowed, &ilv_scn_budget, &ilv_scn_litmus, &ilv_scn_sb,
+	&ilv_scn_spin, &ilv_scn_snapshot, &ilv_scn_snapshot_get,
+	&ilv_scn_snapshot_release, &ilv_scn_snapshot_fail,
 };
 #define ILV_NSCENARIOS (sizeof ilv_scenarios / sizeof ilv_scenarios[0])
 
@@ -291,6 +293,7 @@ ilv_execute(const struct ilv_scenario *scn, const struct ilv_policy *p,
     struct ilv_trace *tr)
 {
 	cow_alloc_stats_t a0, a1;
+	struct ilv_policy q = *p;
 	void *st;
 
 	ilv_run.schedules++;
@@ -299,7 +302,9 @@ ilv_execute(const struct ilv_scenario *scn, const struct ilv_policy *p,
 	alarm(ILV_EXEC_TIMEOUT);
 	cow_allocator_stats(cow_allocator_default(), &a0);
 	st = scn->setup();
-	ilv_sched_run(scn->nthreads, scn->thread, st, p, tr);
+	if (scn->sync_words != NULL)
+		scn->sync_words(st, &q.sync_lo, &q.sync_hi);
+	ilv_sched_run(scn->nthreads, scn->thread, st, &q, tr);
 	scn->check(st);
 	scn->teardown(st);
 	cow_allocator_stats(cow_allocator_default(), &a1);

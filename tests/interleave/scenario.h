@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cowstore/cowstore.h>
 
@@ -29,6 +30,10 @@ struct ilv_scenario {
 	/* Counters (cow__atomic_* and cow__owned_*) carry synchronisation here: make them
 	 * scheduling points. */
 	bool counters;
+	/* Or only the counters in [*lo, *hi) of what setup made (may be
+	 * NULL): the words of a protocol built on counters, without the
+	 * statistics around it. */
+	void (*sync_words)(void *st, uintptr_t *lo, uintptr_t *hi);
 	void *(*setup)(void);
 	void (*thread)(void *st, int id);
 	void (*check)(void *st);
@@ -46,6 +51,12 @@ extern const struct ilv_scenario ilv_scn_keep;
 extern const struct ilv_scenario ilv_scn_borrowed;
 extern const struct ilv_scenario ilv_scn_budget;
 extern const struct ilv_scenario ilv_scn_litmus;
+extern const struct ilv_scenario ilv_scn_sb;
+extern const struct ilv_scenario ilv_scn_spin;
+extern const struct ilv_scenario ilv_scn_snapshot;
+extern const struct ilv_scenario ilv_scn_snapshot_get;
+extern const struct ilv_scenario ilv_scn_snapshot_release;
+extern const struct ilv_scenario ilv_scn_snapshot_fail;
 
 /* Helpers for the scenarios (scn_util.c). */
 

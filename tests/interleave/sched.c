@@ -38,6 +38,9 @@ struct ilv_thread {
 	int phase;             /* exclusive lock: 0 claim, 1 wait for readers */
 	const void *held[ILV_MAX_HELD]; /* shared locks it holds */
 	int nheld;
+	const void *last_load;  /* the location of its last atomic load */
+	const void *spin_addr;  /* in a spin wait: the location it waits on */
+	bool spin_woken;        /* another thread stored there since */
 };
 
 static struct {
@@ -81,6 +84,7 @@ static const char *const ilv_op_names[COW__SCHED_NOPS] = {
 	[COW__SCHED_WAIT_READERS] = "wait for readers",
 	[COW__SCHED_LOCK_DESTROY] = "lock destroy",
 	[COW__SCHED_WINDOW] = "fault window",
+	[COW__SCHED_SPIN] = "spin wait",
 };
 
 static cow__rwlock_t *
@@ -119,6 +123,11 @@ ilv_runnable(const struct ilv_thread *t)
 			return ilv_weak_may_wait_readers(t->id,
 			    ilv_lock(t->addr));
 		return ilv_lock(t->addr)->readers == 0;
+	case COW__SCHED_SPIN:
+		/* Loading again before a store there would read what made
+		 * it spin: a step that changes nothing. */
+		return t->spin_woken || (S.policy->weak &&
+		    ilv_weak_may_read_newer(t->id, t->spin_addr));
 	default:
 		return true;
 	}
@@ -139,7 +148,8 @@ ilv_describe_waits(char *buf, size_t size)
 		    "%sthread %c waits in %s%s", used > 0 ? "; " : "",
 		    'a' + i, ilv_op_names[t->op],
 		    t->op == COW__SCHED_WRITE_LOCK ? (t->phase == 0 ?
-		    " (claim)" : " (for readers)") : "");
+		    " (claim)" : " (for readers)") : t->op ==
+		    COW__SCHED_SPIN ? " (for a store nobody makes)" : "");
 	}
 }
 
@@ -403,6 +413,9 @@ ilv_unmanaged(enum cow__sched_op op, const void *addr)
 {
 	cow__rwlock_t *l;
 
+	if (op == COW__SCHED_SPIN)
+		ilv_fail("the set-up or tear-down would spin (no other thread "
+		    "runs to end the wait)");
 	if (!ilv_is_lock_op(op))
 		return;
 	l = ilv_lock(addr);
@@ -429,6 +442,65 @@ ilv_weak_step(struct ilv_thread *me, enum cow__sched_op op, const void *a,
 		ilv_weak_atomic(me->id, op, a, order);
 }
 
+static bool
+ilv_is_load(enum cow__sched_op op)
+{
+	return op == COW__SCHED_REF_LOAD || op == COW__SCHED_PIN_LOAD ||
+	    op == COW__SCHED_PTR_LOAD || op == COW__SCHED_COUNTER_LOAD ||
+	    op == COW__SCHED_EPOCH_LOAD;
+}
+
+static bool
+ilv_is_store(enum cow__sched_op op)
+{
+	return op == COW__SCHED_REF_INIT || op == COW__SCHED_REF_GET ||
+	    op == COW__SCHED_REF_SUB || op == COW__SCHED_PTR_STORE ||
+	    op == COW__SCHED_PTR_INSTALL || op == COW__SCHED_COUNTER_STORE ||
+	    op == COW__SCHED_COUNTER_RMW;
+}
+
+/* @me stores at @addr (or may: a compare-and-swap): the threads that spin
+ * on @addr may find a new value there. */
+static void
+ilv_wake_spinners(const struct ilv_thread *me, const void *addr)
+{
+	for (int i = 0; i < S.n; i++) {
+		struct ilv_thread *t = &S.t[i];
+
+		if (t != me && t->state == ILV_AT_POINT &&
+		    t->op == COW__SCHED_SPIN && t->spin_addr == addr)
+			t->spin_woken = true;
+	}
+}
+
+/* Is the counter at @addr a scheduling point in this run? */
+static bool
+ilv_counter_is_point(const void *addr)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	return S.policy->counters || (a >= S.policy->sync_lo &&
+	    a < S.policy->sync_hi);
+}
+
+/* cow__backoff: @me loaded its last_load, found what it waits to
+ * change, and will load it again. It stops until that can give another
+ * value; in the weak-memory mode its next load then reads a newer store
+ * than the last (re-reading the same one is a step that changes nothing). */
+static void
+ilv_spin(struct ilv_thread *me)
+{
+	me->op = COW__SCHED_SPIN;
+	me->addr = NULL;
+	me->phase = 0;
+	me->spin_addr = me->last_load;
+	me->spin_woken = false;
+	ilv_switch(me);
+	ilv_trace_step(me, "spin wait (the location changed)");
+	if (S.policy->weak)
+		ilv_weak_spin_resume(me->id, me->spin_addr);
+}
+
 void
 cow__sched_point(enum cow__sched_op op, const void *addr,
     enum cow__mo order)
@@ -442,13 +514,22 @@ cow__sched_point(enum cow__sched_op op, const void *addr,
 		return;
 	}
 	weak = S.policy->weak;
+	if (ilv_is_load(op))
+		me->last_load = addr;
 	/* Counters are not modelled where they are not scheduling points,
 	 * nor is the budget's epoch (a counter's load). */
 	if ((cow__sched_is_counter(op) || op == COW__SCHED_EPOCH_LOAD) &&
-	    !S.policy->counters)
+	    !ilv_counter_is_point(addr)) {
+		if (ilv_is_store(op))
+			ilv_wake_spinners(me, addr);
 		return;
+	}
 	if (weak)
 		ilv_weak_settle(me->id);
+	if (op == COW__SCHED_SPIN) {
+		ilv_spin(me);
+		return;
+	}
 	if (!cow__sched_is_point(op)) {
 		/* Fences, initialisations and the loads with nothing to
 		 * choose under sequential consistency: no scheduling point,
@@ -457,6 +538,8 @@ cow__sched_point(enum cow__sched_op op, const void *addr,
 			me->phase = 0;
 			ilv_weak_step(me, op, addr, order);
 		}
+		if (ilv_is_store(op))
+			ilv_wake_spinners(me, addr);
 		return;
 	}
 	/* A lock operation reads the lock first, as ck's code would: on a
@@ -472,6 +555,8 @@ cow__sched_point(enum cow__sched_op op, const void *addr,
 	if (weak)
 		ilv_weak_step(me, op, addr, order);
 	ilv_lock_effect(me, op, addr);
+	if (ilv_is_store(op))
+		ilv_wake_spinners(me, addr);
 	if (op == COW__SCHED_WRITE_LOCK) {
 		/* Claimed: new readers now wait. Then wait for the readers
 		 * inside, at a scheduling point of its own. */

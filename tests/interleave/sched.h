@@ -54,8 +54,11 @@ struct ilv_policy {
 	 * else the default (keep the current thread; else the lowest
 	 * runnable one: never a preemption). */
 	uint64_t random;
-	/* cow__atomic_* and cow__owned_* operations are scheduling points. */
+	/* cow__atomic_* and cow__owned_* operations are scheduling points:
+	 * all of them, or those in [@sync_lo, @sync_hi) (the words of the
+	 * scenario's protocol that carry synchronisation). */
 	bool counters;
+	uintptr_t sync_lo, sync_hi;
 	/* The weak-memory mode (weak.h), keeping @history stores per
 	 * location; else every execution is sequentially consistent. */
 	bool weak;

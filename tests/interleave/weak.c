@@ -16,8 +16,9 @@
  * by thread t may read the newest store, or an older one that is neither
  * older than the newest store t has already seen there nor older than the
  * newest store that happens before the load. A read-modify-write reads the
- * newest store. Sequentially consistent accesses and fences are treated as
- * acq_rel (sync.h has none; the total order of seq_cst is not modelled).
+ * newest store. A seq_cst fence is acq_rel, and the fences' rule of the
+ * single total order S (fence_sc): S is the order of execution. sync.h
+ * has no seq_cst access.
  *
  * Values. sync.h's atomics run ck's real instructions on real memory, one
  * thread at a time, so memory holds the newest store. A load that the
@@ -61,6 +62,9 @@ struct ilv_loc {
 	int n;            /* stores kept, h[0] the newest */
 	struct ilv_store h[ILV_HISTORY_MAX];
 	uint32_t seen[ILV_MAX_THREADS]; /* newest seq each thread observed */
+	/* The newest seq that a load after the next seq_cst fence must
+	 * read at least (fence_sc). */
+	uint32_t sc_floor;
 	int8_t init_tid;  /* the thread whose plain initialisation made it */
 	uint32_t init_stamp;
 };
@@ -84,6 +88,9 @@ struct ilv_wthread {
 	struct ilv_store pstore;
 	bool pinit;           /* the store is the location's initialisation */
 	struct ilv_loc *poked; /* memory holds a stale value of this one */
+	/* Its last load: the location and the seq of the store it read. */
+	struct ilv_loc *rloc;
+	uint32_t rseq;
 };
 
 static struct {
@@ -284,6 +291,8 @@ load(int t, struct ilv_loc *l, unsigned mask, enum cow__mo mo)
 		k = ilv_choose_read(mask);
 	}
 	read_store(t, l, k, mo);
+	W.t[t].rloc = l;
+	W.t[t].rseq = l->h[k].seq;
 	return k;
 }
 
@@ -305,6 +314,41 @@ make_store(int t, const struct ilv_loc *l, uint64_t value, enum cow__mo mo,
 	return s;
 }
 
+/*
+ * A seq_cst fence by @t, the next in the single total order S (which is
+ * the order of execution). C11 7.17.3 (C++ [atomics.order], fences X and
+ * Y: if X happens before A, B happens before Y and A is coherence-ordered
+ * before B, then X precedes Y in S): for an earlier seq_cst fence Y, no
+ * load after this one may read a store older than one that Y's thread had
+ * seen, or that happened before Y. So each fence raises @t's floor at
+ * every location to what the earlier fences published (sc_floor), then
+ * publishes @t's own: the store-buffering handshake of two threads that
+ * each store, fence and load what the other stored (core/fork.h, the
+ * snapshot's end of save) then has at least one see the other's store.
+ * What the rule bounds is per location and thread, not per event: a
+ * thread's seen stores stand for the ones sequenced before the fence.
+ */
+static void
+fence_sc(int t)
+{
+	for (int i = 0; i < W.nlocs; i++) {
+		struct ilv_loc *l = &W.locs[i];
+		uint32_t own;
+
+		if (l->sc_floor > l->seen[t])
+			l->seen[t] = l->sc_floor;
+		own = l->seen[t];
+		for (int k = 0; k < l->n; k++)
+			if (hb(l->h[k].tid, l->h[k].stamp, t)) {
+				if (l->h[k].seq > own)
+					own = l->h[k].seq;
+				break;
+			}
+		if (own > l->sc_floor)
+			l->sc_floor = own;
+	}
+}
+
 static void
 fence(int t, enum cow__mo mo)
 {
@@ -315,6 +359,8 @@ fence(int t, enum cow__mo mo)
 		vc_join(&w->vc, &w->acq);
 	if (mo_releases(mo))
 		w->rel = w->vc;
+	if (mo == COW__MO_SEQ_CST)
+		fence_sc(t);
 }
 
 void
@@ -461,6 +507,34 @@ zero_readers(const struct ilv_loc *loc, int t)
 		if ((mask >> k & 1) && loc->h[k].value == 0)
 			zeros |= 1u << k;
 	return zeros;
+}
+
+/* Was @t's last load at @addr, and is there a newer store than the one it
+ * read? */
+bool
+ilv_weak_may_read_newer(int t, const void *addr)
+{
+	const struct ilv_wthread *w = &W.t[t];
+
+	return w->rloc != NULL && w->rloc->addr == addr &&
+	    w->rloc->h[0].seq > w->rseq;
+}
+
+void
+ilv_weak_spin_resume(int t, const void *addr)
+{
+	struct ilv_wthread *w = &W.t[t];
+	struct ilv_loc *l = w->rloc;
+	uint32_t next = 0;
+
+	if (l == NULL || l->addr != addr)
+		return;
+	/* The oldest store kept that is newer than the one it read. */
+	for (int k = 0; k < l->n; k++)
+		if (l->h[k].seq > w->rseq)
+			next = l->h[k].seq;
+	if (next > l->seen[t])
+		l->seen[t] = next;
 }
 
 bool

@@ -41,6 +41,15 @@ void ilv_weak_settle(int t);
 void ilv_weak_atomic(int t, enum cow__sched_op op, const void *addr,
     enum cow__mo mo);
 
+/* A spin wait (cow__backoff) of thread @t on @addr, the location of its
+ * last load: may a load there read a newer store than that load did? */
+bool ilv_weak_may_read_newer(int t, const void *addr);
+
+/* Thread @t resumes its spin wait on @addr: its next load there reads a
+ * newer store than its last (re-reading that one would spin again, a step
+ * that changes nothing), the next newer one at the oldest. */
+void ilv_weak_spin_resume(int t, const void *addr);
+
 /* May thread @t's wait for readers of @l return now: has it a store of
  * "no reader inside" that it may read? */
 bool ilv_weak_may_wait_readers(int t, const cow__rwlock_t *l);
