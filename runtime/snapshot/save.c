@@ -333,15 +333,16 @@ emit_tensor(struct cow__snap_save *s, emit_fn emit, size_t i, uint64_t pos,
 /* ------------------------------------------------------------------ */
 /* Persist-first: a claimed group's tensors at their offsets. */
 
+/* Set or clear @g's PERSISTED flag, keeping the rest of its word. */
 static void
-group_set_persisted(struct cow__snap_group *g)
+group_mark_persisted(struct cow__snap_group *g, bool on)
 {
 	uint64_t w;
 
 	do
 		w = cow__atomic_load_relaxed(&g->state);
-	while (!cow__atomic_cas_relaxed(&g->state, w,
-	    w | COW__GROUP_PERSISTED));
+	while (!cow__atomic_cas_relaxed(&g->state, w, on ?
+	    w | COW__GROUP_PERSISTED : w & ~(uint64_t)COW__GROUP_PERSISTED));
 }
 
 /* Persist claimed group @g (by the saver when @saver); on success release
@@ -368,7 +369,7 @@ persist_group(struct cow__snap_save *s, struct cow__snap_group *g,
 		cow__snap_group_unclaim(g);
 		return st;
 	}
-	group_set_persisted(g);
+	group_mark_persisted(g, true);
 	if (s->how.keep) {
 		cow__snap_group_unclaim(g);
 		return COW_OK;
@@ -510,6 +511,12 @@ run_persist_first(struct cow__snap_save *s)
 			save_fail(s, COW_ECANCELED, "stopped before every "
 			    "tensor was saved");
 	}
+	/* PERSISTED means "in this save's target": groups kept (how.keep, or
+	 * not written when the save failed) are persisted again by the next
+	 * save, and by a writer that reaches them while it runs. No writer
+	 * uses this save any more (the waits above). */
+	for (size_t k = 0; k < snap->ngroups; k++)
+		group_mark_persisted(&snap->groups[k], false);
 	if (s->how.progress != NULL && save_status(s) == COW_OK)
 		s->how.progress(s->how.progress_ctx,
 		    cow__atomic_load_relaxed(&s->done), s->total);
