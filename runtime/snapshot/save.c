@@ -606,8 +606,9 @@ save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	size_t n;
 	cow_status_t st;
 
-	COW__RETURN_IF_NULL(snap);
-	COW__RETURN_IF_NULL(how);
+	if (snap == NULL || how == NULL)
+		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		    snap == NULL ? "snap" : "how");
 	if ((st = save_check(snap, how, func)) != COW_OK)
 		return st;
 	n = snap->count;
