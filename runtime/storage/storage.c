@@ -313,9 +313,14 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 	for (h = list; h != NULL; h = h->next)
 		h->ops->before_write(h);
 	before = storage->data;
-	st = storage_own(storage, func);
-	hooks_after(list, st == COW_OK && storage->data != before);
-	return st;
+	if ((st = storage_own(storage, func)) != COW_OK) {
+		/* Nothing changed: the hooks wait for the next write. (The
+		 * write holds the storage alone: no add runs meanwhile.) */
+		storage->hooks = list;
+		return st;
+	}
+	hooks_after(list, storage->data != before);
+	return COW_OK;
 }
 
 /* Make @storage private and writable (errors name @func): materialise a

@@ -28,7 +28,9 @@
  * added by a read of the storage (cow__storage_hook_add) and runs once, on
  * the writer's thread: before_write before the storage is materialised,
  * after_write after it (@copied: the write copied the shared bytes rather
- * than stealing them), then drop. No lock is held while they run.
+ * than stealing them), then drop. A write that fails (its materialisation
+ * had no memory, and nothing changed) keeps its hooks for the next one,
+ * which runs before_write again. No lock is held while they run.
  */
 struct cow__write_hook;
 
