@@ -10,7 +10,6 @@
 #include "core/fault.h"
 #include "core/fork.h"
 #include "snapshot/snapshot.h"
-#include "storage/stats.h"
 
 /* ------------------------------------------------------------------ */
 /* Memory. One block holds the snapshot and everything it describes; it
@@ -180,7 +179,7 @@ hook_before_write(struct cow__write_hook *hook)
 		cow__snap_persist_before_write(g);
 }
 
-static void
+static bool
 hook_after_write(struct cow__write_hook *hook, bool copied)
 {
 	struct cow__snap_group *g = GROUP_OF(hook);
@@ -188,18 +187,20 @@ hook_after_write(struct cow__write_hook *hook, bool copied)
 	uint64_t w;
 
 	if (!copied)
-		return;
+		return false;
 	/* The write copied while we held the bytes: they are extra now. */
 	do {
 		w = cow__atomic_load_relaxed(&g->state);
 		if (cow__snap_state(w) > COW__GROUP_CLAIMED ||
 		    (w & COW__GROUP_WRITTEN) != 0)
-			return;
+			return false;
 	} while (!cow__atomic_cas_relaxed(&g->state, w,
 	    w | COW__GROUP_WRITTEN));
 	snap_extra_add(snap, g->nbytes);
 	cow__atomic_add_relaxed(&snap->writer_copies, 1);
-	cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
+	/* The process's count (snapshot_copies) is the storage's, once per
+	 * write. */
+	return true;
 }
 
 static bool

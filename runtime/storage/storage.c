@@ -114,17 +114,20 @@ hooks_take(cow_storage_t *storage)
 	return list;
 }
 
-/* Run the after-part of @list's hooks and drop them. */
-static void
+/* Run the after-part of @list's hooks and drop them; whether one of them
+ * took the copy for its holder. */
+static bool
 hooks_after(struct cow__write_hook *list, bool copied)
 {
 	struct cow__write_hook *next;
+	bool held = false;
 
 	for (; list != NULL; list = next) {
 		next = list->next;
-		list->ops->after_write(list, copied);
+		held |= list->ops->after_write(list, copied);
 		list->ops->drop(list);
 	}
+	return held;
 }
 
 /* A storage struct around @buf (which it then owns). */
@@ -253,7 +256,7 @@ cow_storage_release(cow_storage_t *storage)
 	    !cow__ref_put(&storage->refs))
 		return;
 	if (storage->hooks != NULL)
-		hooks_after(hooks_take(storage), false); /* never written */
+		(void)hooks_after(hooks_take(storage), false); /* unwritten */
 	ctx = cow__ptr_load(&storage->ctx);
 	if (ctx != NULL)
 		cow__ctx_unshare(ctx);
@@ -319,7 +322,10 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 		storage->hooks = list;
 		return st;
 	}
-	hooks_after(list, storage->data != before);
+	/* One write, one copy: counted once, however many snapshots held
+	 * the bytes (each counts it in its own writer_copies). */
+	if (hooks_after(list, storage->data != before))
+		cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
 	return COW_OK;
 }
 

@@ -36,7 +36,10 @@ struct cow__write_hook;
 
 struct cow__write_hook_ops {
 	void (*before_write)(struct cow__write_hook *hook);
-	void (*after_write)(struct cow__write_hook *hook, bool copied);
+	/* True when @copied and the copy was made for the hook's holder
+	 * (a snapshot that held the bytes): the write is then counted once
+	 * in cow_stats_t.snapshot_copies, however many hooks say so. */
+	bool (*after_write)(struct cow__write_hook *hook, bool copied);
 	/* Nothing is left to do at a write: a later add may unlink it. */
 	bool (*finished)(const struct cow__write_hook *hook);
 	/* The storage lets go of the hook (after it ran, or unrun). */
