@@ -59,16 +59,17 @@ cow__snap_group_claim(struct cow__snap_group *g)
 			break;
 		if (cow__atomic_cas_relaxed(&g->state, w,
 		    (w & ~(uint64_t)COW__GROUP_STATE) | COW__GROUP_CLAIMED)) {
+			/* Acquire: the previous claimant's work is ours now,
+			 * its write of g->claimer included, so ours comes
+			 * after it. */
+			cow__fence_acquire(&g->state);
+			COW__TSAN_ACQUIRE(&g->state);
 			won = true;
 			g->claimer = pthread_self();
 			break;
 		}
 	}
 	cow__fork_gate_leave(gate);
-	if (won) { /* Acquire: the previous claimant's work is ours now. */
-		cow__fence_acquire(&g->state);
-		COW__TSAN_ACQUIRE(&g->state);
-	}
 	return won;
 }
 
