@@ -767,6 +767,7 @@ static const call_fn calls[] = {
 
 /* Calls added later, chosen by selector bytes from 240 up, so that the
  * bytes below keep choosing what they chose when the corpus was made. */
+#define LATER_FROM 240
 static const call_fn later_calls[] = {
 	call_boundary, call_boundary, call_boundary, call_pin
 };
@@ -777,7 +778,9 @@ call_one(struct api *t, struct fuzz_input *in)
 	enum { N = sizeof calls / sizeof calls[0] };
 	uint8_t k = fuzz_u8(in);
 
-	if (k < 256 / N * N)
+	_Static_assert(LATER_FROM % N == 0 && LATER_FROM / N * N < 256,
+	    "bytes below LATER_FROM pick calls[byte % N]");
+	if (k < LATER_FROM)
 		calls[k % N](t, in);
 	else
 		later_calls[k % (sizeof later_calls / sizeof later_calls[0])](

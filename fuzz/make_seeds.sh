@@ -65,10 +65,12 @@ seed "$s/full_pool" 00 00 10 02 00 02 00 02 00 02 00 02 00 02 00 02 00 02 00 \
 # fuzz_api calls (fuzz_api.c): 00 storage_new, 01 from_external, 02 clone,
 # 03 mutable/materialize, 04 queries, 05 release, 06 allocator_new,
 # 07 allocator misc, 08 fault arming, 09 raw alloc, 0a status strings.
+# (The f3 bytes are selectors: they were ff, which chose a pin while only
+# ff reached the later calls; f3 still does. See docs/fuzzing.md.)
 seed "$a/new_sizes" 00 00 10 01 01 00 04 00 04 01 00 05 01 03 00 01 01 \
-    00 06 3f 03 01 00 07 ff ff ff ff ff ff ff ff 04 01
+    00 06 3f 03 01 00 07 ff ff f3 ff ff f3 ff ff 04 01
 seed "$a/external" 01 38 00 40 00 01 08 00 40 01 01 00 00 40 00 01 30 04 ff \
-    ff ff ff ff ff ff 7f 00 01 01 38 00 10 ff 01 01 03 00 00 00
+    ff f3 ff ff f3 ff 7f 00 01 01 38 00 10 ff 01 01 03 00 00 00
 seed "$a/clone_mutate" 00 00 20 01 01 02 00 01 02 01 01 03 00 09 03 01 01 \
     03 00 08 04 00 01 05 00 00 05 01 01 02 06 01 04 02 00
 seed "$a/allocators" 06 7f 05 06 ff 28 06 5f 28 06 3f 10 07 00 01 07 03 00 \
