@@ -177,34 +177,38 @@ gate_destroy(struct gate *g)
 	pthread_cond_destroy(&g->cond);
 }
 
+/* Under the gate's lock: set @mine (unless NULL), then wait until @theirs
+ * (unless NULL) is set. */
+static void
+gate_step(struct gate *g, bool *mine, const bool *theirs)
+{
+	pthread_mutex_lock(&g->lock);
+	if (mine != NULL) {
+		*mine = true;
+		pthread_cond_broadcast(&g->cond);
+	}
+	while (theirs != NULL && !*theirs)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+}
+
 /* The callback's side: say it is in, wait to be let go. */
 static void
 gate_block(struct gate *g)
 {
-	pthread_mutex_lock(&g->lock);
-	g->entered = true;
-	pthread_cond_broadcast(&g->cond);
-	while (!g->go)
-		pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
+	gate_step(g, &g->entered, &g->go);
 }
 
 static void
 gate_wait_entered(struct gate *g)
 {
-	pthread_mutex_lock(&g->lock);
-	while (!g->entered)
-		pthread_cond_wait(&g->cond, &g->lock);
-	pthread_mutex_unlock(&g->lock);
+	gate_step(g, NULL, &g->entered);
 }
 
 static void
 gate_open(struct gate *g)
 {
-	pthread_mutex_lock(&g->lock);
-	g->go = true;
-	pthread_cond_broadcast(&g->cond);
-	pthread_mutex_unlock(&g->lock);
+	gate_step(g, &g->go, NULL);
 }
 
 /* A stream target: the bytes appended; call @fail_at (1-based) fails with
@@ -219,6 +223,9 @@ struct sink {
 	bool bad;          /* a call broke the contract (0 bytes, overflow) */
 	void (*before)(struct sink *s);
 	void *ctx;
+	/* Run in the first call, on @act_snap. */
+	void (*act)(cow_snapshot_t *snap);
+	cow_snapshot_t *act_snap;
 };
 
 static int
@@ -229,6 +236,8 @@ sink_write(void *ctx, const void *data, size_t n)
 	s->calls++;
 	if (s->before != NULL)
 		s->before(s);
+	if (s->calls == 1 && s->act != NULL)
+		s->act(s->act_snap);
 	if (s->calls == s->block_at)
 		gate_block(s->gate);
 	if (s->calls == s->fail_at)
@@ -291,6 +300,8 @@ struct target {
 	int hook_at;
 	void (*at_call)(struct target *t);
 	void *ctx;
+	void (*act)(cow_snapshot_t *snap);  /* as struct sink's */
+	cow_snapshot_t *act_snap;
 	bool bad;
 };
 
@@ -317,6 +328,8 @@ target_pwrite(void *ctx, const void *data, size_t n, uint64_t off)
 	pthread_mutex_unlock(&t->lock);
 	if (t->at_call != NULL && call == t->hook_at)
 		t->at_call(t);
+	if (t->act != NULL && call == 1)
+		t->act(t->act_snap);
 	if (t->block && off == t->block_off)
 		t->gate != NULL ? gate_block(t->gate) : (void)0;
 	if (call == t->fail_at)
@@ -339,6 +352,13 @@ persist_to(struct target *t, uint64_t base, struct progress *p)
 	return (cow_snapshot_save_t){.mode = COW_SNAPSHOT_PERSIST_FIRST,
 	    .pwrite = target_pwrite, .ctx = t, .base_offset = base,
 	    .progress = p != NULL ? progress_fn : NULL, .progress_ctx = p};
+}
+
+/* Mode 0: a stream into @sink; 1: persist-first into @tg at offset 0. */
+static cow_snapshot_save_t
+save_to(int mode, struct sink *sink, struct target *tg)
+{
+	return mode == 0 ? stream_to(sink, NULL) : persist_to(tg, 0, NULL);
 }
 
 /* Every byte of [base, base + n) written once, none outside. */
@@ -395,6 +415,49 @@ release_all(cow_snapshot_t *s, size_t n, cow_tensor_t **t)
 	cow_snapshot_release(s);
 	for (size_t i = 0; i < n; i++)
 		cow_tensor_release(t[i]);
+}
+
+/* The start most tests share: uint8 tensors of the given sizes (tensor i
+ * every byte i + 1), their bytes in C order one after another, and a
+ * snapshot of them named "a", "b", ... */
+struct fix {
+	size_t n, total;
+	cow_tensor_t *t[4];
+	unsigned char want[CAP];
+	cow_snapshot_t *s;
+};
+
+static const char *const abc[] = {"a", "b", "c", "d"};
+
+static void
+fix_init(struct fix *f, size_t n, const int64_t *nbytes)
+{
+	f->n = n;
+	for (size_t i = 0; i < n; i++)
+		f->t[i] = bytes_of(nbytes[i], (double)(i + 1));
+	f->total = c_order_all(n, f->t, NULL, f->want);
+	f->s = take(n, f->t, abc);
+}
+
+static void
+fix_fini(struct fix *f)
+{
+	release_all(f->s, f->n, f->t);
+}
+
+/* A save of @f's snapshot (save_to's @mode) that runs @act on it inside
+ * its first callback call; its status. */
+static cow_status_t
+save_acting(int mode, struct fix *f, void (*act)(cow_snapshot_t *),
+    struct sink *sink, struct target *tg)
+{
+	cow_snapshot_save_t how;
+
+	target_init(tg);
+	sink->act = tg->act = act;
+	sink->act_snap = tg->act_snap = f->s;
+	how = save_to(mode, sink, tg);
+	return cow_snapshot_save(f->s, &how);
 }
 
 /* ------------------------------------------------------------------ */
@@ -776,66 +839,64 @@ Test(snapshot, early_release_steals_only_after_the_storages_last_tensor)
 	release_all(s, 2, t);
 }
 
-Test(snapshot, accounting_is_exact_in_a_single_thread)
+/* The snapshot's held tensors, extra bytes, their peak and writer copies
+ * are these (the tensors and bytes never change). */
+static void
+assert_acct(const struct fix *f, uint64_t held, uint64_t extra,
+    uint64_t peak, uint64_t copies)
 {
-	cow_tensor_t *t[3] = {bytes_of(1024, 1), bytes_of(4096, 2),
-	    bytes_of(256, 3)};
-	cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
-	cow_stats_t g0 = cow_test_stats(), g;
-	cow_snapshot_stats_t st = sstats(s);
+	cow_snapshot_stats_t st = sstats(f->s);
 
-	cr_assert_eq(st.tensors, 3);
-	cr_assert_eq(st.bytes, 5376);
-	cr_assert_eq(st.held_tensors, 3);
-	cr_assert_eq(st.extra_bytes, 0);
-	cr_assert_eq(st.extra_peak, 0);
-	cr_assert_eq(st.writer_copies, 0);
+	cr_assert_eq(st.tensors, f->n);
+	cr_assert_eq(st.bytes, f->total);
+	cr_assert_eq(st.held_tensors, held, "held %llu, want %llu",
+	    (unsigned long long)st.held_tensors, (unsigned long long)held);
+	cr_assert_eq(st.extra_bytes, extra, "extra %llu, want %llu",
+	    (unsigned long long)st.extra_bytes, (unsigned long long)extra);
+	cr_assert_eq(st.extra_peak, peak, "peak %llu, want %llu",
+	    (unsigned long long)st.extra_peak, (unsigned long long)peak);
+	cr_assert_eq(st.writer_copies, copies, "copies %llu, want %llu",
+	    (unsigned long long)st.writer_copies, (unsigned long long)copies);
 	cr_assert_eq(st.writer_persists, 0);
 	cr_assert_eq(st.pinned_copies, 0);
 	cr_assert_eq(st.pinned_bytes, 0);
-	TT_OK(cow_tensor_fill_(t[1], 9));
-	st = sstats(s);
-	cr_assert_eq(st.writer_copies, 1);
-	cr_assert_eq(st.extra_bytes, 4096);
-	cr_assert_eq(st.extra_peak, 4096);
+}
+
+Test(snapshot, accounting_is_exact_in_a_single_thread)
+{
+	struct fix f;
+	cow_stats_t g0, g;
+
+	fix_init(&f, 3, (int64_t[]){1024, 4096, 256});
+	g0 = cow_test_stats();
+	cr_assert_eq(f.total, 5376);
+	assert_acct(&f, 3, 0, 0, 0);
+	TT_OK(cow_tensor_fill_(f.t[1], 9));
+	assert_acct(&f, 3, 4096, 4096, 1);
 	g = cow_test_stats();
 	cr_assert_eq(g.snapshot_copies, g0.snapshot_copies + 1);
 	cr_assert_eq(g.materialize_copies, g0.materialize_copies + 1);
 	cr_assert_eq(g.bytes_copied, g0.bytes_copied + 4096);
 	/* A second write of the same tensor costs nothing more. */
-	TT_OK(cow_tensor_fill_(t[1], 10));
-	cr_assert_eq(sstats(s).writer_copies, 1);
-	cr_assert_eq(sstats(s).extra_bytes, 4096);
+	TT_OK(cow_tensor_fill_(f.t[1], 10));
+	assert_acct(&f, 3, 4096, 4096, 1);
 	cr_assert_eq(cow_test_stats().materialize_copies,
 	    g0.materialize_copies + 1);
-	TT_OK(cow_tensor_fill_(t[0], 9));
-	st = sstats(s);
-	cr_assert_eq(st.writer_copies, 2);
-	cr_assert_eq(st.extra_bytes, 5120);
-	cr_assert_eq(st.extra_peak, 5120);
-	TT_OK(cow_snapshot_release_tensor(s, 1));
-	st = sstats(s);
-	cr_assert_eq(st.extra_bytes, 1024);
-	cr_assert_eq(st.extra_peak, 5120);
-	cr_assert_eq(st.held_tensors, 2);
+	TT_OK(cow_tensor_fill_(f.t[0], 9));
+	assert_acct(&f, 3, 5120, 5120, 2);
+	TT_OK(cow_snapshot_release_tensor(f.s, 1));
+	assert_acct(&f, 2, 1024, 5120, 2);
 	/* Released before its write: the write steals, no copy counted. */
-	TT_OK(cow_snapshot_release_tensor(s, 2));
+	TT_OK(cow_snapshot_release_tensor(f.s, 2));
 	g = cow_test_stats();
-	TT_OK(cow_tensor_fill_(t[2], 9));
+	TT_OK(cow_tensor_fill_(f.t[2], 9));
 	cr_assert_eq(cow_test_stats().materialize_steals,
 	    g.materialize_steals + 1);
-	st = sstats(s);
-	cr_assert_eq(st.writer_copies, 2);
-	cr_assert_eq(st.extra_bytes, 1024);
+	assert_acct(&f, 1, 1024, 5120, 2);
 	cr_assert_eq(cow_test_stats().snapshot_copies, g0.snapshot_copies + 2);
-	TT_OK(cow_snapshot_release_tensor(s, 0));
-	st = sstats(s);
-	cr_assert_eq(st.extra_bytes, 0);
-	cr_assert_eq(st.extra_peak, 5120);
-	cr_assert_eq(st.held_tensors, 0);
-	cr_assert_eq(st.tensors, 3);
-	cr_assert_eq(st.bytes, 5376);
-	release_all(s, 3, t);
+	TT_OK(cow_snapshot_release_tensor(f.s, 0));
+	assert_acct(&f, 0, 0, 5120, 2);
+	fix_fini(&f);
 }
 
 /* The hook a take leaves on a live storage outlives the snapshot: a write
@@ -1342,45 +1403,31 @@ Test(snapshot, order_is_honoured_and_checked)
 
 Test(snapshot, cancel_before_a_save_stops_it_at_once)
 {
-	cow_tensor_t *t[2] = {bytes_of(16, 1), bytes_of(16, 2)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(2, t, NULL, want);
-	cow_snapshot_t *s = take(2, t, (const char *[]){"a", "b"});
+	struct fix f;
 	struct sink sink = {0};
 	struct target tg;
 	cow_snapshot_save_t how = stream_to(&sink, NULL);
 
-	cow_snapshot_cancel(s);
-	TT_FAILS(cow_snapshot_save(s, &how), COW_ECANCELED, "cancelled");
+	fix_init(&f, 2, (int64_t[]){16, 16});
+	cow_snapshot_cancel(f.s);
+	TT_FAILS(cow_snapshot_save(f.s, &how), COW_ECANCELED, "cancelled");
 	cr_assert(strstr(cow_last_error(), "cow_snapshot_save") != NULL);
 	cr_assert_eq(sink.calls, 0);
-	cr_assert(cow_snapshot_is_held(s, 0) && cow_snapshot_is_held(s, 1));
+	cr_assert(cow_snapshot_is_held(f.s, 0) && cow_snapshot_is_held(f.s, 1));
 	/* The flag went with that save. */
-	cow_snapshot_cancel(s);
+	cow_snapshot_cancel(f.s);
 	target_init(&tg);
 	how = persist_to(&tg, 0, NULL);
-	TT_FAILS(cow_snapshot_save(s, &how), COW_ECANCELED, "cow_snapshot_save");
+	TT_FAILS(cow_snapshot_save(f.s, &how), COW_ECANCELED,
+	    "cow_snapshot_save");
 	cr_assert_eq(tg.calls, 0);
-	cr_assert(cow_snapshot_is_held(s, 0) && cow_snapshot_is_held(s, 1));
+	cr_assert(cow_snapshot_is_held(f.s, 0) && cow_snapshot_is_held(f.s, 1));
 	how = stream_to(&sink, NULL);
-	TT_OK(cow_snapshot_save(s, &how));
-	cr_assert_eq(sink.len, total);
-	cr_assert_arr_eq(sink.buf, want, total);
+	TT_OK(cow_snapshot_save(f.s, &how));
+	cr_assert_eq(sink.len, f.total);
+	cr_assert_arr_eq(sink.buf, f.want, f.total);
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 2, t);
-}
-
-static void
-cancel_at_first_call(struct sink *s)
-{
-	if (s->calls == 1)
-		cow_snapshot_cancel(s->ctx);
-}
-
-static void
-cancel_in_pwrite(struct target *t)
-{
-	cow_snapshot_cancel(t->ctx);
+	fix_fini(&f);
 }
 
 /* Cancelled while saving: the tensors written are released, the others
@@ -1389,50 +1436,36 @@ cancel_in_pwrite(struct target *t)
 Test(snapshot, cancel_while_saving_leaves_the_snapshot_usable)
 {
 	for (int mode = 0; mode < 2; mode++) {
-		cow_tensor_t *t[3] = {bytes_of(100, 1), bytes_of(200, 2),
-		    bytes_of(300, 3)}, *g;
-		unsigned char want[CAP], got[CAP];
-		cow_snapshot_t *s;
+		struct fix f;
+		cow_tensor_t *g;
+		unsigned char got[CAP];
 		struct sink sink = {0};
 		struct target tg;
-		cow_snapshot_save_t how;
 
-		c_order(t[1], want);
-		s = take(3, t, (const char *[]){"a", "b", "c"});
-		if (mode == 0) {
-			how = stream_to(&sink, NULL);
-			sink.before = cancel_at_first_call;
-			sink.ctx = s;
-		} else {
-			target_init(&tg);
-			tg.at_call = cancel_in_pwrite;
-			tg.hook_at = 1;
-			tg.ctx = s;
-			how = persist_to(&tg, 0, NULL);
-		}
+		fix_init(&f, 3, (int64_t[]){100, 200, 300});
 		for (int i = 0; i < 3; i++)
-			TT_OK(cow_tensor_fill_(t[i], 0));
-		TT_FAILS(cow_snapshot_save(s, &how), COW_ECANCELED,
-		    "cow_snapshot_save");
+			TT_OK(cow_tensor_fill_(f.t[i], 0));
+		TT_FAILS(save_acting(mode, &f, cow_snapshot_cancel, &sink, &tg),
+		    COW_ECANCELED, "cow_snapshot_save");
 		cr_assert_eq(mode ? tg.calls : sink.calls, 1);
-		cr_assert_not(cow_snapshot_is_held(s, 0), "written: released");
-		cr_assert(cow_snapshot_is_held(s, 1));
-		cr_assert(cow_snapshot_is_held(s, 2));
-		cr_assert_eq(sstats(s).held_tensors, 2);
-		TT_OK(cow_snapshot_get(s, 1, &g));
-		cr_assert_arr_eq(got, want, c_order(g, got));
+		cr_assert_not(cow_snapshot_is_held(f.s, 0),
+		    "written: released");
+		cr_assert(cow_snapshot_is_held(f.s, 1));
+		cr_assert(cow_snapshot_is_held(f.s, 2));
+		cr_assert_eq(sstats(f.s).held_tensors, 2);
+		TT_OK(cow_snapshot_get(f.s, 1, &g));
+		cr_assert_arr_eq(got, f.want + 100, c_order(g, got));
 		cow_tensor_release(g);
-		TT_OK(cow_snapshot_release_tensor(s, 2));
-		cr_assert_eq(shares(t[2]), 1);
-		cr_assert_eq(sstats(s).extra_bytes, 200);
-		cow_snapshot_release(s);
+		TT_OK(cow_snapshot_release_tensor(f.s, 2));
+		cr_assert_eq(shares(f.t[2]), 1);
+		cr_assert_eq(sstats(f.s).extra_bytes, 200);
+		cow_snapshot_release(f.s);
 		for (int i = 0; i < 3; i++)
-			cr_assert_eq(shares(t[i]), 1, "tensor %d still shared",
-			    i);
-		if (mode == 1)
-			pthread_mutex_destroy(&tg.lock);
+			cr_assert_eq(shares(f.t[i]), 1,
+			    "tensor %d still shared", i);
+		pthread_mutex_destroy(&tg.lock);
 		for (int i = 0; i < 3; i++)
-			cow_tensor_release(t[i]);
+			cow_tensor_release(f.t[i]);
 	}
 }
 
@@ -1443,160 +1476,128 @@ Test(snapshot, failing_callbacks_give_eio_naming_the_errno)
 	snprintf(want_msg, sizeof want_msg, "%s (%d)", strerror(ENOSPC),
 	    ENOSPC);
 	for (int mode = 0; mode < 2; mode++) {
-		cow_tensor_t *t[3] = {bytes_of(10, 1), bytes_of(20, 2),
-		    bytes_of(30, 3)};
-		unsigned char want[CAP];
-		size_t total = c_order_all(3, t, NULL, want);
-		cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+		struct fix f;
 		struct sink sink = {0};
 		struct target tg;
 		cow_snapshot_save_t how;
 
+		fix_init(&f, 3, (int64_t[]){10, 20, 30});
 		target_init(&tg);
-		if (mode == 0) {
-			sink.fail_at = 2;
-			sink.err = ENOSPC;
-			how = stream_to(&sink, NULL);
-		} else {
-			tg.fail_at = 2;
-			tg.err = ENOSPC;
-			how = persist_to(&tg, 0, NULL);
-		}
+		sink.fail_at = tg.fail_at = 2;
+		sink.err = tg.err = ENOSPC;
+		how = save_to(mode, &sink, &tg);
 		how.keep = true;
-		TT_FAILS(cow_snapshot_save(s, &how), COW_EIO, want_msg);
+		TT_FAILS(cow_snapshot_save(f.s, &how), COW_EIO, want_msg);
 		cr_assert(strstr(cow_last_error(), mode ? "pwrite callback" :
 		    "write callback") != NULL, "%s", cow_last_error());
 		if (mode == 1)
 			cr_assert(strstr(cow_last_error(), "offset 10") != NULL,
 			    "%s", cow_last_error());
 		for (size_t i = 0; i < 3; i++)
-			cr_assert(cow_snapshot_is_held(s, i), "keep: %zu", i);
+			cr_assert(cow_snapshot_is_held(f.s, i), "keep: %zu", i);
 		/* With keep the save can be retried. */
 		memset(&sink, 0, sizeof sink);
 		how = stream_to(&sink, NULL);
-		TT_OK(cow_snapshot_save(s, &how));
-		cr_assert_eq(sink.len, total);
-		cr_assert_arr_eq(sink.buf, want, total);
-		cow_snapshot_release(s);
+		TT_OK(cow_snapshot_save(f.s, &how));
+		cr_assert_eq(sink.len, f.total);
+		cr_assert_arr_eq(sink.buf, f.want, f.total);
+		cow_snapshot_release(f.s);
 		/* Without keep, what was written is released. */
-		s = take(3, t, (const char *[]){"a", "b", "c"});
+		f.s = take(3, f.t, abc);
 		memset(&sink, 0, sizeof sink);
 		target_init(&tg);
-		if (mode == 0) {
-			sink.fail_at = 2;
-			sink.err = EPIPE;
-			how = stream_to(&sink, NULL);
-		} else {
-			tg.fail_at = 2;
-			tg.err = EPIPE;
-			how = persist_to(&tg, 0, NULL);
-		}
-		TT_FAILS(cow_snapshot_save(s, &how), COW_EIO, strerror(EPIPE));
-		cr_assert_not(cow_snapshot_is_held(s, 0));
-		cr_assert(cow_snapshot_is_held(s, 1));
-		cr_assert(cow_snapshot_is_held(s, 2));
+		sink.fail_at = tg.fail_at = 2;
+		sink.err = tg.err = EPIPE;
+		how = save_to(mode, &sink, &tg);
+		TT_FAILS(cow_snapshot_save(f.s, &how), COW_EIO,
+		    strerror(EPIPE));
+		cr_assert_not(cow_snapshot_is_held(f.s, 0));
+		cr_assert(cow_snapshot_is_held(f.s, 1));
+		cr_assert(cow_snapshot_is_held(f.s, 2));
 		pthread_mutex_destroy(&tg.lock);
-		release_all(s, 3, t);
+		fix_fini(&f);
 	}
 }
 
 Test(snapshot, released_tensors_fail_a_save)
 {
-	cow_tensor_t *t[3] = {bytes_of(10, 1), bytes_of(20, 2),
-	    bytes_of(30, 3)}, *g = SENTINEL_TENSOR;
-	cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+	struct fix f;
+	cow_tensor_t *g = SENTINEL_TENSOR;
 	struct sink sink = {0};
 	struct target tg;
 	cow_snapshot_save_t how = stream_to(&sink, NULL);
 
-	TT_OK(cow_snapshot_release_tensor(s, 1));
-	TT_FAILS(cow_snapshot_get(s, 1, &g), COW_ERELEASED, "tensor 1 (\"b\")");
+	fix_init(&f, 3, (int64_t[]){10, 20, 30});
+	TT_OK(cow_snapshot_release_tensor(f.s, 1));
+	TT_FAILS(cow_snapshot_get(f.s, 1, &g), COW_ERELEASED,
+	    "tensor 1 (\"b\")");
 	cr_assert_eq(g, SENTINEL_TENSOR);
-	TT_FAILS(cow_snapshot_save(s, &how), COW_ERELEASED, "tensor 1 (\"b\")");
+	TT_FAILS(cow_snapshot_save(f.s, &how), COW_ERELEASED,
+	    "tensor 1 (\"b\")");
 	cr_assert_eq(sink.calls, 0);
 	target_init(&tg);
 	how = persist_to(&tg, 0, NULL);
-	TT_FAILS(cow_snapshot_save(s, &how), COW_ERELEASED, "tensor 1 (\"b\")");
+	TT_FAILS(cow_snapshot_save(f.s, &how), COW_ERELEASED,
+	    "tensor 1 (\"b\")");
 	cr_assert_eq(tg.calls, 0);
-	cr_assert(cow_snapshot_is_held(s, 0), "a refused save releases nothing");
-	cr_assert(cow_snapshot_is_held(s, 2));
+	cr_assert(cow_snapshot_is_held(f.s, 0),
+	    "a refused save releases nothing");
+	cr_assert(cow_snapshot_is_held(f.s, 2));
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 3, t);
+	fix_fini(&f);
 }
 
 static void
-release_third_at_first_call(struct sink *s)
+release_third(cow_snapshot_t *snap)
 {
-	if (s->calls == 1)
-		TT_OK(cow_snapshot_release_tensor(s->ctx, 2));
-}
-
-static void
-release_third_in_pwrite(struct target *t)
-{
-	TT_OK(cow_snapshot_release_tensor(t->ctx, 2));
+	TT_OK(cow_snapshot_release_tensor(snap, 2));
 }
 
 Test(snapshot, a_tensor_released_during_a_save_fails_it)
 {
 	for (int mode = 0; mode < 2; mode++) {
-		cow_tensor_t *t[3] = {bytes_of(10, 1), bytes_of(20, 2),
-		    bytes_of(30, 3)};
-		cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+		struct fix f;
 		struct sink sink = {0};
 		struct target tg;
-		cow_snapshot_save_t how;
 
-		target_init(&tg);
-		if (mode == 0) {
-			sink.before = release_third_at_first_call;
-			sink.ctx = s;
-			how = stream_to(&sink, NULL);
-		} else {
-			tg.at_call = release_third_in_pwrite;
-			tg.hook_at = 1;
-			tg.ctx = s;
-			how = persist_to(&tg, 0, NULL);
-		}
-		TT_FAILS(cow_snapshot_save(s, &how), COW_ERELEASED,
-		    mode ? "group" : "tensor 2 (\"c\")");
+		fix_init(&f, 3, (int64_t[]){10, 20, 30});
+		TT_FAILS(save_acting(mode, &f, release_third, &sink, &tg),
+		    COW_ERELEASED, mode ? "group" : "tensor 2 (\"c\")");
 		cr_assert_eq(mode ? tg.calls : sink.calls, 2);
-		cr_assert_eq(shares(t[2]), 1);
-		cr_assert_eq(sstats(s).held_tensors, 0);
+		cr_assert_eq(shares(f.t[2]), 1);
+		cr_assert_eq(sstats(f.s).held_tensors, 0);
 		pthread_mutex_destroy(&tg.lock);
-		release_all(s, 3, t);
+		fix_fini(&f);
 	}
 }
 
 Test(snapshot, a_second_concurrent_save_is_busy)
 {
-	cow_tensor_t *t[2] = {bytes_of(10, 1), bytes_of(20, 2)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(2, t, NULL, want);
-	cow_snapshot_t *s = take(2, t, (const char *[]){"a", "b"});
+	struct fix f;
 	struct gate gate;
 	struct sink sink = {0}, other = {0};
 	struct saver v;
 	cow_snapshot_save_t how = stream_to(&sink, NULL), how2;
 	cow_snapshot_job_t *job = SENTINEL_JOB;
 
+	fix_init(&f, 2, (int64_t[]){10, 20});
 	gate_init(&gate);
 	sink.block_at = 1;
 	sink.gate = &gate;
-	saver_start(&v, s, &how);
+	saver_start(&v, f.s, &how);
 	gate_wait_entered(&gate);
 	how2 = stream_to(&other, NULL);
-	TT_FAILS(cow_snapshot_save(s, &how2), COW_EBUSY, "another save");
-	TT_FAILS(cow_snapshot_save_start(s, &how2, &job), COW_EBUSY,
+	TT_FAILS(cow_snapshot_save(f.s, &how2), COW_EBUSY, "another save");
+	TT_FAILS(cow_snapshot_save_start(f.s, &how2, &job), COW_EBUSY,
 	    "cow_snapshot_save_start");
 	cr_assert_eq(job, SENTINEL_JOB);
 	cr_assert_eq(other.calls, 0);
 	gate_open(&gate);
 	cr_assert_eq(saver_join(&v), COW_OK, "%s", v.message);
-	cr_assert_eq(sink.len, total);
-	cr_assert_arr_eq(sink.buf, want, total);
+	cr_assert_eq(sink.len, f.total);
+	cr_assert_arr_eq(sink.buf, f.want, f.total);
 	gate_destroy(&gate);
-	release_all(s, 2, t);
+	fix_fini(&f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1608,11 +1609,7 @@ Test(snapshot, a_second_concurrent_save_is_busy)
  * until the writer is done, so the order is the test's. */
 Test(snapshot, persist_first_a_writer_persists_what_it_reaches_first)
 {
-	cow_tensor_t *t[3] = {bytes_of(64, 1), bytes_of(128, 2),
-	    bytes_of(256, 3)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(3, t, NULL, want);
-	cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+	struct fix f;
 	struct gate gate;
 	struct target tg;
 	struct progress p = {0};
@@ -1622,26 +1619,27 @@ Test(snapshot, persist_first_a_writer_persists_what_it_reaches_first)
 	unsigned char *c;
 	int c_calls = 0;
 
+	fix_init(&f, 3, (int64_t[]){64, 128, 256});
 	gate_init(&gate);
 	target_init(&tg);
 	tg.block = true;
 	tg.block_off = 0; /* A, the saver's first */
 	tg.gate = &gate;
 	how = persist_to(&tg, 0, &p);
-	saver_start(&v, s, &how);
+	saver_start(&v, f.s, &how);
 	gate_wait_entered(&gate);
 	g0 = cow_test_stats();
 	/* C is at offset 64 + 128. */
-	TT_OK(cow_tensor_fill_(t[2], 30));
+	TT_OK(cow_tensor_fill_(f.t[2], 30));
 	g1 = cow_test_stats();
-	cr_assert_eq(sstats(s).writer_persists, 1);
+	cr_assert_eq(sstats(f.s).writer_persists, 1);
 	cr_assert_eq(g1.snapshot_persists, g0.snapshot_persists + 1);
 	cr_assert_eq(g1.materialize_steals, g0.materialize_steals + 1,
 	    "the writer's write steals");
 	cr_assert_eq(g1.materialize_copies, g0.materialize_copies);
 	cr_assert_eq(g1.bytes_copied, g0.bytes_copied);
-	cr_assert_not(cow_snapshot_is_held(s, 2));
-	cr_assert_eq(shares(t[2]), 1);
+	cr_assert_not(cow_snapshot_is_held(f.s, 2));
+	cr_assert_eq(shares(f.t[2]), 1);
 	pthread_mutex_lock(&tg.lock);
 	for (int k = 0; k < tg.calls; k++) {
 		if (tg.log[k].off != 192)
@@ -1653,24 +1651,24 @@ Test(snapshot, persist_first_a_writer_persists_what_it_reaches_first)
 	}
 	pthread_mutex_unlock(&tg.lock);
 	cr_assert_eq(c_calls, 1);
-	cr_assert_arr_eq(tg.buf + 192, want + 192, 256);
-	TT_OK(cow_tensor_read_data(t[2], (const void **)&c));
+	cr_assert_arr_eq(tg.buf + 192, f.want + 192, 256);
+	TT_OK(cow_tensor_read_data(f.t[2], (const void **)&c));
 	cr_assert_eq(c[0], 30);
 	gate_open(&gate);
 	cr_assert_eq(saver_join(&v), COW_OK, "%s", v.message);
-	assert_written_once(&tg, 0, total);
-	cr_assert_arr_eq(tg.buf, want, total);
+	assert_written_once(&tg, 0, f.total);
+	cr_assert_arr_eq(tg.buf, f.want, f.total);
 	cr_assert_eq(tg.calls, 3);
 	cr_assert(!pthread_equal(tg.log[0].thread, pthread_self()));
-	cr_assert_eq(sstats(s).writer_copies, 0);
-	cr_assert_eq(sstats(s).extra_peak, 0);
-	cr_assert_eq(sstats(s).held_tensors, 0);
-	cr_assert_eq(p.done, total);
-	cr_assert_eq(p.total, total);
+	cr_assert_eq(sstats(f.s).writer_copies, 0);
+	cr_assert_eq(sstats(f.s).extra_peak, 0);
+	cr_assert_eq(sstats(f.s).held_tensors, 0);
+	cr_assert_eq(p.done, f.total);
+	cr_assert_eq(p.total, f.total);
 	cr_assert_not(p.backwards);
 	gate_destroy(&gate);
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 3, t);
+	fix_fini(&f);
 }
 
 struct writer {
@@ -1693,24 +1691,24 @@ writer_main(void *arg)
  * then steals: the tensor is written once, by the saver. */
 Test(snapshot, persist_first_a_writer_waits_for_the_saver)
 {
-	cow_tensor_t *t[2] = {bytes_of(64, 1), bytes_of(32, 2)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(2, t, NULL, want);
-	cow_snapshot_t *s = take(2, t, (const char *[]){"a", "b"});
+	struct fix f;
 	struct gate gate;
 	struct target tg;
 	struct saver v;
-	struct writer w = {.t = t[0], .v = 50};
+	struct writer w = {.v = 50};
 	cow_snapshot_save_t how;
-	cow_stats_t g0 = cow_test_stats(), g1;
+	cow_stats_t g0, g1;
 
+	fix_init(&f, 2, (int64_t[]){64, 32});
+	g0 = cow_test_stats();
+	w.t = f.t[0];
 	gate_init(&gate);
 	target_init(&tg);
 	tg.block = true;
 	tg.block_off = 0;
 	tg.gate = &gate;
 	how = persist_to(&tg, 0, NULL);
-	saver_start(&v, s, &how);
+	saver_start(&v, f.s, &how);
 	gate_wait_entered(&gate);
 	cr_assert_eq(pthread_create(&w.thread, NULL, writer_main, &w), 0);
 	gate_open(&gate);
@@ -1718,87 +1716,83 @@ Test(snapshot, persist_first_a_writer_waits_for_the_saver)
 	TT_OK(w.st);
 	cr_assert_eq(saver_join(&v), COW_OK, "%s", v.message);
 	g1 = cow_test_stats();
-	assert_written_once(&tg, 0, total);
-	cr_assert_arr_eq(tg.buf, want, total);
-	cr_assert_eq(sstats(s).writer_persists, 0);
-	cr_assert_eq(sstats(s).writer_copies, 0);
+	assert_written_once(&tg, 0, f.total);
+	cr_assert_arr_eq(tg.buf, f.want, f.total);
+	cr_assert_eq(sstats(f.s).writer_persists, 0);
+	cr_assert_eq(sstats(f.s).writer_copies, 0);
 	cr_assert_eq(g1.materialize_steals, g0.materialize_steals + 1);
 	cr_assert_eq(g1.bytes_copied, g0.bytes_copied);
 	gate_destroy(&gate);
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 2, t);
+	fix_fini(&f);
 }
-
-struct inner_write {
-	cow_tensor_t *t;
-	pthread_t saver;
-};
 
 static void
 write_in_pwrite(struct target *tg)
 {
-	struct inner_write *iw = tg->ctx;
+	TT_OK(cow_tensor_fill_(tg->ctx, 60));
+}
 
-	TT_OK(cow_tensor_fill_(iw->t, 60));
+/* A persist-first save of @f's snapshot into @tg at @base (keeping the
+ * tensors with @keep) that writes @w (unless NULL) inside its first pwrite
+ * call; the target must hold every tensor once, with its value at the
+ * take. */
+static void
+persist_checked(struct fix *f, struct target *tg, uint64_t base, bool keep,
+    cow_tensor_t *w)
+{
+	cow_snapshot_save_t how;
+
+	target_init(tg);
+	tg->at_call = w != NULL ? write_in_pwrite : NULL;
+	tg->hook_at = 1;
+	tg->ctx = w;
+	how = persist_to(tg, base, NULL);
+	how.keep = keep;
+	TT_OK(cow_snapshot_save(f->s, &how));
+	assert_written_once(tg, base, f->total);
+	cr_assert_arr_eq(tg->buf + base, f->want, f->total);
 }
 
 /* The saver's own thread writes a tensor not persisted yet (inside its
  * pwrite callback): it persists it on the spot, and the saver skips it. */
 Test(snapshot, persist_first_a_writer_on_the_saving_thread)
 {
-	cow_tensor_t *t[3] = {bytes_of(16, 1), bytes_of(32, 2),
-	    bytes_of(48, 3)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(3, t, NULL, want);
-	cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+	struct fix f;
 	struct target tg;
-	struct inner_write iw = {.t = t[2]};
-	cow_snapshot_save_t how;
-	cow_stats_t g0 = cow_test_stats(), g1;
+	cow_stats_t g0, g1;
 
-	target_init(&tg);
-	tg.at_call = write_in_pwrite;
-	tg.hook_at = 1;
-	tg.ctx = &iw;
-	how = persist_to(&tg, 5, NULL);
-	TT_OK(cow_snapshot_save(s, &how));
+	fix_init(&f, 3, (int64_t[]){16, 32, 48});
+	g0 = cow_test_stats();
+	persist_checked(&f, &tg, 5, false, f.t[2]);
 	g1 = cow_test_stats();
-	assert_written_once(&tg, 5, total);
-	cr_assert_arr_eq(tg.buf + 5, want, total);
 	cr_assert_eq(tg.calls, 3);
 	cr_assert_eq(tg.log[1].off, 5 + 48, "C persisted inside A's call");
-	cr_assert_eq(sstats(s).writer_persists, 1);
+	cr_assert_eq(sstats(f.s).writer_persists, 1);
 	cr_assert_eq(g1.snapshot_persists, g0.snapshot_persists + 1);
 	cr_assert_eq(g1.materialize_steals, g0.materialize_steals + 1);
 	cr_assert_eq(g1.bytes_copied, g0.bytes_copied);
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 3, t);
+	fix_fini(&f);
 }
 
 /* A write before the save copies (the snapshot held the storage); the
  * save then persists the snapshot's copy. */
 Test(snapshot, persist_first_after_a_copying_write)
 {
-	cow_tensor_t *t[2] = {bytes_of(40, 1), bytes_of(24, 2)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(2, t, NULL, want);
-	cow_snapshot_t *s = take(2, t, (const char *[]){"a", "b"});
+	struct fix f;
 	struct target tg;
-	cow_snapshot_save_t how;
 
-	TT_OK(cow_tensor_fill_(t[1], 7));
-	cr_assert_eq(sstats(s).writer_copies, 1);
-	cr_assert_eq(sstats(s).extra_bytes, 24);
-	target_init(&tg);
-	how = persist_to(&tg, 0, NULL);
-	TT_OK(cow_snapshot_save(s, &how));
-	assert_written_once(&tg, 0, total);
-	cr_assert_arr_eq(tg.buf, want, total);
-	cr_assert_eq(sstats(s).writer_persists, 0);
-	cr_assert_eq(sstats(s).extra_bytes, 0);
-	cr_assert_eq(sstats(s).extra_peak, 24);
+	fix_init(&f, 2, (int64_t[]){40, 24});
+	TT_OK(cow_tensor_fill_(f.t[1], 7));
+	cr_assert_eq(sstats(f.s).writer_copies, 1);
+	cr_assert_eq(sstats(f.s).extra_bytes, 24);
+	persist_checked(&f, &tg, 0, false, NULL);
+	cr_assert_eq(sstats(f.s).writer_persists, 0);
+	cr_assert_eq(sstats(f.s).extra_bytes, 0);
+	cr_assert_eq(sstats(f.s).extra_peak, 24);
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 2, t);
+	fix_fini(&f);
 }
 
 /* keep: a persist-first save that keeps its tensors can be followed by
@@ -1806,35 +1800,19 @@ Test(snapshot, persist_first_after_a_copying_write)
  * again; so must a writer reaching a tensor during the second. */
 Test(snapshot, persist_first_with_keep_can_be_saved_again)
 {
-	cow_tensor_t *t[2] = {bytes_of(40, 1), bytes_of(24, 2)};
-	unsigned char want[CAP];
-	size_t total = c_order_all(2, t, NULL, want);
-	cow_snapshot_t *s = take(2, t, (const char *[]){"a", "b"});
+	struct fix f;
 	struct target a, b;
-	struct inner_write iw = {.t = t[1]};
-	cow_snapshot_save_t how;
 
-	target_init(&a);
-	how = persist_to(&a, 0, NULL);
-	how.keep = true;
-	TT_OK(cow_snapshot_save(s, &how));
-	assert_written_once(&a, 0, total);
-	cr_assert_arr_eq(a.buf, want, total);
-	cr_assert(cow_snapshot_is_held(s, 0) && cow_snapshot_is_held(s, 1));
+	fix_init(&f, 2, (int64_t[]){40, 24});
+	persist_checked(&f, &a, 0, true, NULL);
+	cr_assert(cow_snapshot_is_held(f.s, 0) && cow_snapshot_is_held(f.s, 1));
 	/* The second save, with a writer reaching B inside A's call. */
-	target_init(&b);
-	b.at_call = write_in_pwrite;
-	b.hook_at = 1;
-	b.ctx = &iw;
-	how = persist_to(&b, 0, NULL);
-	TT_OK(cow_snapshot_save(s, &how));
-	assert_written_once(&b, 0, total);
-	cr_assert_arr_eq(b.buf, want, total);
-	cr_assert_eq(sstats(s).writer_persists, 1);
-	cr_assert_eq(sstats(s).held_tensors, 0);
+	persist_checked(&f, &b, 0, false, f.t[1]);
+	cr_assert_eq(sstats(f.s).writer_persists, 1);
+	cr_assert_eq(sstats(f.s).held_tensors, 0);
 	pthread_mutex_destroy(&a.lock);
 	pthread_mutex_destroy(&b.lock);
-	release_all(s, 2, t);
+	fix_fini(&f);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1915,10 +1893,9 @@ Test(snapshot, jobs_progress_done_and_waits_from_two_threads)
 
 Test(snapshot, job_cancel_and_failures_reach_wait)
 {
-	cow_tensor_t *t[3] = {bytes_of(10, 1), bytes_of(20, 2),
-	    bytes_of(30, 3)}, *g;
-	unsigned char want[CAP], got[CAP];
-	cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+	struct fix f;
+	cow_tensor_t *g;
+	unsigned char got[CAP];
 	struct gate gate;
 	struct sink sink = {0};
 	struct target tg;
@@ -1927,11 +1904,12 @@ Test(snapshot, job_cancel_and_failures_reach_wait)
 	size_t bad[3] = {0, 0, 0};
 	char want_msg[128];
 
-	c_order(t[1], want);
+	fix_init(&f, 3, (int64_t[]){10, 20, 30});
+	c_order(f.t[1], f.want);
 	gate_init(&gate);
 	sink.block_at = 1;
 	sink.gate = &gate;
-	TT_OK(cow_snapshot_save_start(s, &how, &job));
+	TT_OK(cow_snapshot_save_start(f.s, &how, &job));
 	gate_wait_entered(&gate);
 	cow_snapshot_job_cancel(job);
 	gate_open(&gate);
@@ -1940,10 +1918,10 @@ Test(snapshot, job_cancel_and_failures_reach_wait)
 	TT_FAILS(cow_snapshot_job_wait(job), COW_ECANCELED, "cancelled");
 	cr_assert(cow_snapshot_job_done(job));
 	cow_snapshot_job_release(job);
-	cr_assert_not(cow_snapshot_is_held(s, 0));
-	cr_assert(cow_snapshot_is_held(s, 1) && cow_snapshot_is_held(s, 2));
-	TT_OK(cow_snapshot_get(s, 1, &g));
-	cr_assert_arr_eq(got, want, c_order(g, got));
+	cr_assert_not(cow_snapshot_is_held(f.s, 0));
+	cr_assert(cow_snapshot_is_held(f.s, 1) && cow_snapshot_is_held(f.s, 2));
+	TT_OK(cow_snapshot_get(f.s, 1, &g));
+	cr_assert_arr_eq(got, f.want, c_order(g, got));
 	cow_tensor_release(g);
 	/* A failing pwrite reaches wait with its errno. */
 	target_init(&tg);
@@ -1952,17 +1930,17 @@ Test(snapshot, job_cancel_and_failures_reach_wait)
 	how = persist_to(&tg, 0, NULL);
 	how.order = (size_t[]){2, 1, 0};
 	snprintf(want_msg, sizeof want_msg, "%s (%d)", strerror(EIO), EIO);
-	TT_FAILS(cow_snapshot_save(s, &how), COW_ERELEASED, "tensor 0");
+	TT_FAILS(cow_snapshot_save(f.s, &how), COW_ERELEASED, "tensor 0");
 	cr_assert_eq(tg.calls, 0);
-	cow_snapshot_release(s);
-	s = take(3, t, (const char *[]){"a", "b", "c"});
-	TT_OK(cow_snapshot_save_start(s, &how, &job));
+	cow_snapshot_release(f.s);
+	f.s = take(3, f.t, abc);
+	TT_OK(cow_snapshot_save_start(f.s, &how, &job));
 	TT_FAILS(cow_snapshot_job_wait(job), COW_EIO, want_msg);
 	cow_snapshot_job_release(job);
 	/* Immediate errors: no job. */
 	job = SENTINEL_JOB;
 	how.order = bad;
-	TT_FAILS(cow_snapshot_save_start(s, &how, &job), COW_EINVAL,
+	TT_FAILS(cow_snapshot_save_start(f.s, &how, &job), COW_EINVAL,
 	    "not a permutation");
 	cr_assert_eq(job, SENTINEL_JOB);
 	how.order = NULL;
@@ -1974,7 +1952,7 @@ Test(snapshot, job_cancel_and_failures_reach_wait)
 	cow_snapshot_job_release(NULL);
 	gate_destroy(&gate);
 	pthread_mutex_destroy(&tg.lock);
-	release_all(s, 3, t);
+	fix_fini(&f);
 }
 
 struct releaser {
@@ -1997,18 +1975,17 @@ releaser_main(void *arg)
  * is released, the rest held; nothing leaks. */
 Test(snapshot, job_release_while_running)
 {
-	cow_tensor_t *t[3] = {bytes_of(10, 1), bytes_of(20, 2),
-	    bytes_of(30, 3)};
-	cow_snapshot_t *s = take(3, t, (const char *[]){"a", "b", "c"});
+	struct fix f;
 	struct gate gate;
 	struct sink sink = {0};
 	struct releaser r = {0};
 	cow_snapshot_save_t how = stream_to(&sink, NULL);
 
+	fix_init(&f, 3, (int64_t[]){10, 20, 30});
 	gate_init(&gate);
 	sink.block_at = 1;
 	sink.gate = &gate;
-	TT_OK(cow_snapshot_save_start(s, &how, &r.job));
+	TT_OK(cow_snapshot_save_start(f.s, &how, &r.job));
 	gate_wait_entered(&gate);
 	/* The cancel is set before the save can go on (so the outcome is
 	 * known); the release then waits for it. */
@@ -2018,11 +1995,11 @@ Test(snapshot, job_release_while_running)
 	pthread_join(r.thread, NULL);
 	cr_assert(r.returned);
 	cr_assert_eq(sink.calls, 1);
-	cr_assert_not(cow_snapshot_is_held(s, 0));
-	cr_assert(cow_snapshot_is_held(s, 1) && cow_snapshot_is_held(s, 2));
+	cr_assert_not(cow_snapshot_is_held(f.s, 0));
+	cr_assert(cow_snapshot_is_held(f.s, 1) && cow_snapshot_is_held(f.s, 2));
 	/* A new save after it starts cleanly. */
-	TT_OK(cow_snapshot_release_tensor(s, 1));
-	TT_OK(cow_snapshot_release_tensor(s, 2));
+	TT_OK(cow_snapshot_release_tensor(f.s, 1));
+	TT_OK(cow_snapshot_release_tensor(f.s, 2));
 	gate_destroy(&gate);
-	release_all(s, 3, t);
+	fix_fini(&f);
 }
