@@ -190,9 +190,11 @@ buf_pwrite(void *ctx, const void *data, size_t n, uint64_t off)
 	return 0;
 }
 
+/* Progress as the save reports it (the saver's thread only): the last
+ * call's figures, and whether one went back, past the total, or changed
+ * the total (never 0 here). */
 struct watch {
 	uint64_t done, total;
-	int calls;
 	bool backwards;
 };
 
@@ -201,10 +203,8 @@ watch_progress(void *ctx, uint64_t done, uint64_t total)
 {
 	struct watch *w = ctx;
 
-	if (done > total || (w->calls > 0 && (done < w->done ||
-	    total != w->total)))
-		w->backwards = true;
-	w->calls++;
+	w->backwards |= done > total || done < w->done ||
+	    (w->total != 0 && total != w->total);
 	w->done = done;
 	w->total = total;
 }
