@@ -4,7 +4,9 @@
  * alignments, probabilities (NaN, infinities), foreign handles.
  *
  * The tensor API (tensor.h, ops.h, maybe_owned.h) is driven the same way
- * by api_tensor.c. Every call must return a documented status (common.h's
+ * by api_tensor.c, the boundary (external memory, pins, DLPack) by
+ * api_boundary.c, and snapshots (snapshot.h), against a model, by
+ * api_snapshot.c. Every call must return a documented status (common.h's
  * error rule: on failure the out-parameter is untouched and
  * cow_last_error() names the function), never crash, leak or trip a
  * sanitizer. A user allocator checks every call the library makes to it
@@ -21,6 +23,7 @@
 #include <cowstore/testing.h>
 
 #include "api_boundary.h"
+#include "api_snapshot.h"
 #include "api_tensor.h"
 #include "fuzz_input.h"
 
@@ -59,6 +62,8 @@ struct api {
 	struct api_tensor ten;   /* the tensor API part (api_tensor.c) */
 	struct api_boundary bnd; /* external memory, pins, DLPack
 	                            (api_boundary.c) */
+	struct api_snapshot snp; /* snapshots against their model
+	                            (api_snapshot.c) */
 	unsigned pins[POOL];     /* pins each pool entry holds */
 	unsigned deleters_owed;  /* successful externals with a deleter */
 	unsigned deleter_calls;
@@ -756,6 +761,14 @@ call_tensor(struct api *t, struct fuzz_input *in)
 	api_tensor_call(&t->ten, in);
 }
 
+static void
+call_snapshot(struct api *t, struct fuzz_input *in)
+{
+	t->func = "snapshot";
+	t->snp.call = t->call;
+	api_snapshot_call(&t->snp, in);
+}
+
 typedef void (*call_fn)(struct api *, struct fuzz_input *);
 
 static const call_fn calls[] = {
@@ -765,10 +778,13 @@ static const call_fn calls[] = {
 	call_tensor, call_tensor
 };
 
-/* Calls added later, chosen by selector bytes from 240 up, so that the
- * bytes below keep choosing what they chose when the corpus was made. */
+/* Calls added later, chosen by selector bytes from 240 up (byte % 8), so
+ * that the bytes below keep choosing what they chose when the corpus was
+ * made. */
+#define LATER_FROM 240
 static const call_fn later_calls[] = {
-	call_boundary, call_boundary, call_boundary, call_pin
+	call_boundary, call_boundary, call_boundary, call_pin,
+	call_snapshot, call_snapshot, call_snapshot, call_snapshot
 };
 
 static void
@@ -777,7 +793,9 @@ call_one(struct api *t, struct fuzz_input *in)
 	enum { N = sizeof calls / sizeof calls[0] };
 	uint8_t k = fuzz_u8(in);
 
-	if (k < 256 / N * N)
+	_Static_assert(LATER_FROM % N == 0 && LATER_FROM / N * N < 256,
+	    "bytes below LATER_FROM pick calls[byte % N]");
+	if (k < LATER_FROM)
 		calls[k % N](t, in);
 	else
 		later_calls[k % (sizeof later_calls / sizeof later_calls[0])](
@@ -799,11 +817,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fail(&t, "%s", cow_last_error());
 	api_tensor_init(&t.ten, t.capped);
 	api_boundary_init(&t.bnd, t.capped);
+	api_snapshot_init(&t.snp);
 	for (t.call = 0; t.call < MAX_CALLS && fuzz_more(&in); t.call++)
 		call_one(&t, &in);
 	t.func = "teardown";
 	api_tensor_fini(&t.ten);
 	api_boundary_fini(&t.bnd);
+	t.snp.call = t.call;
+	api_snapshot_fini(&t.snp);
 	for (int i = 0; i < POOL; i++)
 		cow_storage_release(t.pool[i]);
 	if (t.deleter_calls != t.deleters_owed)

@@ -65,10 +65,12 @@ seed "$s/full_pool" 00 00 10 02 00 02 00 02 00 02 00 02 00 02 00 02 00 02 00 \
 # fuzz_api calls (fuzz_api.c): 00 storage_new, 01 from_external, 02 clone,
 # 03 mutable/materialize, 04 queries, 05 release, 06 allocator_new,
 # 07 allocator misc, 08 fault arming, 09 raw alloc, 0a status strings.
+# (The f3 bytes are selectors: they were ff, which chose a pin while only
+# ff reached the later calls; f3 still does. See docs/fuzzing.md.)
 seed "$a/new_sizes" 00 00 10 01 01 00 04 00 04 01 00 05 01 03 00 01 01 \
-    00 06 3f 03 01 00 07 ff ff ff ff ff ff ff ff 04 01
+    00 06 3f 03 01 00 07 ff ff f3 ff ff f3 ff ff 04 01
 seed "$a/external" 01 38 00 40 00 01 08 00 40 01 01 00 00 40 00 01 30 04 ff \
-    ff ff ff ff ff ff 7f 00 01 01 38 00 10 ff 01 01 03 00 00 00
+    ff f3 ff ff f3 ff 7f 00 01 01 38 00 10 ff 01 01 03 00 00 00
 seed "$a/clone_mutate" 00 00 20 01 01 02 00 01 02 01 01 03 00 09 03 01 01 \
     03 00 08 04 00 01 05 00 00 05 01 01 02 06 01 04 02 00
 seed "$a/allocators" 06 7f 05 06 ff 28 06 5f 28 06 3f 10 07 00 01 07 03 00 \
@@ -157,6 +159,31 @@ seed "$a/tensor_calls" 0b 00 0a 05 02 03 02 03 01 01 01 01 01 01 01 01 01 01 \
     00 00 07 0b 06 00 0b 01 0f 05 02 00 02 02
 seed "$a/tensor_nulls" 0c 00 00 05 02 03 0c 02 04 00 ff 0c 03 05 00 04 0c 05 \
     00 00 04 04 0c 05 0c 01 04 0c 06 04 0c 04 fe 00
+# snapshots (api_snapshot.c, selector f4; its calls 00 new, 01 view, 02 write,
+# 03 pin, 04 take, 06 release, 07 get, 08 stream, 09 persist-first): three
+# tensors and a transposed view, two snapshots, a write that copies once,
+# gets, a stream in a permuted order with a write from inside its callback
+seed "$a/snapshot_stream" f4 00 02 02 00 02 03 00 01 02 03 04 05 06 07 08 09 \
+    0a 0b 0c 0d 0e 0f 10 11 12 13 14 15 16 17 f4 00 05 00 01 00 00 00 00 00 00 \
+    04 40 f4 00 01 01 02 04 09 08 07 06 f4 01 00 00 00 01 03 f4 04 00 04 00 01 \
+    02 03 f4 04 01 01 03 f4 02 05 00 f4 07 00 00 f4 07 00 03 f4 08 00 02 02 00 \
+    01 02 02 07 f4 07 00 01 f4 06 00 0d 00
+# persist-first saves with a writer inside the saver's pwrite (it persists
+# the tensor itself), a permuted order, keep, and a second save after keep
+seed "$a/snapshot_persist_first" f4 00 02 01 00 03 00 01 02 03 04 05 06 07 \
+    08 09 0a 0b f4 00 0b 02 01 02 02 00 01 02 03 04 05 06 07 f4 00 0d 01 02 02 \
+    00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f f4 01 01 01 00 11 03 f4 04 \
+    00 04 00 01 02 03 f4 09 00 00 01 02 03 05 f4 04 01 04 00 01 02 03 f4 09 01 \
+    03 01 00 00 01 00 04 00 f4 09 01 01 01 01 06 09 f4 09 01 00 00 00 00 01
+# early release, cancel, a failing write callback, a bad order, out of range,
+# a NULL name, a pinned tensor (an eager copy) written through its pin
+seed "$a/snapshot_errors" f4 00 02 02 00 02 02 00 01 02 03 04 05 06 07 08 09 \
+    0a 0b 0c 0d 0e 0f f4 00 00 01 01 03 00 01 02 f4 00 01 01 02 00 f4 04 00 03 \
+    00 01 02 f4 06 00 00 01 f4 08 00 00 00 00 00 f4 04 00 03 00 01 02 f4 06 00 \
+    04 00 f4 08 00 00 00 00 00 f4 08 00 29 00 00 00 f4 08 00 06 00 00 01 00 05 \
+    00 00 00 f4 07 00 08 f4 06 00 00 08 f4 03 00 00 f4 04 01 f6 00 00 01 f4 04 \
+    01 02 00 01 f4 03 00 02 f4 07 01 00 f4 03 00 01 f4 02 12 00 f4 09 01 00 00 \
+    00 00 00
 # allocation failures inside tensor calls: materialise, clone, create
 seed "$t/alloc_failures" 00 05 02 02 02 01 01 01 01 01 01 01 01 01 01 01 01 \
     01 01 01 01 11 00 00 18 01 12 00 01 00 47 12 00 01 00 47 18 02 11 00 02 \

@@ -113,8 +113,10 @@ enum {
  * keeps and may release @t at any time.
  * Thread-safety: a write of @t's storage (writable export) or a read.
  * Errors: COW_EINVAL (NULL, unknown flag), COW_ENOTSUP (a writable export
- * of a functional tensor), COW_ENOMEM, COW_EALIASING (reshape-alias check,
- * shadow.h); nothing changed on failure.
+ * of a functional tensor), COW_EBUSY (a writable export pins, as
+ * cow_tensor_pin: of a tensor over borrowed memory that lazy clones still
+ * share), COW_ENOMEM, COW_EALIASING (reshape-alias check, shadow.h);
+ * nothing changed on failure.
  */
 COW_API cow_status_t cow_tensor_to_dlpack(cow_tensor_t *t, unsigned flags,
     struct DLManagedTensor **out);

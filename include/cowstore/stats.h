@@ -32,8 +32,9 @@ typedef struct cow_stats_s {
 	                                also counted in eager_fallbacks */
 	uint64_t snapshot_copies;    /* first writes to live storages that
 	                                copied because a snapshot held them
-	                                (snapshot.h); also counted in
-	                                materialize_copies */
+	                                (snapshot.h; one per write, however
+	                                many snapshots held the bytes); also
+	                                counted in materialize_copies */
 	uint64_t snapshot_persists;  /* storages a writer persisted itself
 	                                before writing (snapshot.h,
 	                                COW_SNAPSHOT_PERSIST_FIRST) */

@@ -333,15 +333,16 @@ emit_tensor(struct cow__snap_save *s, emit_fn emit, size_t i, uint64_t pos,
 /* ------------------------------------------------------------------ */
 /* Persist-first: a claimed group's tensors at their offsets. */
 
+/* Set or clear @g's PERSISTED flag, keeping the rest of its word. */
 static void
-group_set_persisted(struct cow__snap_group *g)
+group_mark_persisted(struct cow__snap_group *g, bool on)
 {
 	uint64_t w;
 
 	do
 		w = cow__atomic_load_relaxed(&g->state);
-	while (!cow__atomic_cas_relaxed(&g->state, w,
-	    w | COW__GROUP_PERSISTED));
+	while (!cow__atomic_cas_relaxed(&g->state, w, on ?
+	    w | COW__GROUP_PERSISTED : w & ~(uint64_t)COW__GROUP_PERSISTED));
 }
 
 /* Persist claimed group @g (by the saver when @saver); on success release
@@ -368,7 +369,7 @@ persist_group(struct cow__snap_save *s, struct cow__snap_group *g,
 		cow__snap_group_unclaim(g);
 		return st;
 	}
-	group_set_persisted(g);
+	group_mark_persisted(g, true);
 	if (s->how.keep) {
 		cow__snap_group_unclaim(g);
 		return COW_OK;
@@ -543,6 +544,12 @@ persist_close(struct cow__snap_save *s)
 	    cow__fence_atomic_load(&snap->persist));
 	for (size_t k = 0; k < snap->ngroups; k++)
 		end_group(s, &snap->groups[k], k);
+	/* PERSISTED means "in this save's target": groups kept (how.keep, or
+	 * not written when the save failed) are persisted again by the next
+	 * save, and by a writer that reaches them while it runs. No writer
+	 * uses this save any more (the waits above). */
+	for (size_t k = 0; k < snap->ngroups; k++)
+		group_mark_persisted(&snap->groups[k], false);
 }
 
 static cow_status_t
@@ -655,8 +662,9 @@ cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	size_t n;
 	cow_status_t st;
 
-	COW__RETURN_IF_NULL(snap);
-	COW__RETURN_IF_NULL(how);
+	if (snap == NULL || how == NULL)
+		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		    snap == NULL ? "snap" : "how");
 	if ((st = save_check(snap, how, func)) != COW_OK)
 		return st;
 	n = snap->count;

@@ -10,7 +10,6 @@
 #include "core/fault.h"
 #include "core/fork.h"
 #include "snapshot/snapshot.h"
-#include "storage/stats.h"
 
 /* ------------------------------------------------------------------ */
 /* Memory. One block holds the snapshot and everything it describes; it
@@ -68,16 +67,17 @@ cow__snap_group_claim(struct cow__snap_group *g)
 		if (COW__FAULT_POINT(snap_claim_cas,
 		    cow__atomic_cas_relaxed(&g->state, w,
 		    (w & ~(uint64_t)COW__GROUP_STATE) | COW__GROUP_CLAIMED))) {
+			/* Acquire: the previous claimant's work is ours now,
+			 * its write of g->claimer included, so ours comes
+			 * after it. */
+			cow__fence_acquire(&g->state);
+			COW__TSAN_ACQUIRE(&g->state);
 			won = true;
 			g->claimer = pthread_self();
 			break;
 		}
 	}
 	cow__fork_gate_leave(gate);
-	if (won) { /* Acquire: the previous claimant's work is ours now. */
-		cow__fence_acquire(&g->state);
-		COW__TSAN_ACQUIRE(&g->state);
-	}
 	return won;
 }
 
@@ -194,7 +194,7 @@ hook_before_write(struct cow__write_hook *hook)
 	    &g->state)) <= COW__GROUP_CLAIMED;
 }
 
-static void
+static bool
 hook_after_write(struct cow__write_hook *hook, bool copied)
 {
 	struct cow__snap_group *g = GROUP_OF(hook);
@@ -202,12 +202,12 @@ hook_after_write(struct cow__write_hook *hook, bool copied)
 	uint64_t w;
 
 	if (!copied || !g->held_at_write)
-		return;
+		return false;
 	/* The write copied because the snapshot held the bytes when it
 	 * began: count it, whatever the snapshot did since (a stream that
-	 * released the storage during the copy). */
+	 * released the storage during the copy). The process's count
+	 * (snapshot_copies) is the storage's, once per write. */
 	cow__atomic_add_relaxed(&snap->writer_copies, 1);
-	cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
 	/* The bytes are extra while the snapshot still holds them. Add them
 	 * first, then mark the group WRITTEN, so that the release that sees
 	 * the mark takes back bytes already added: marking first let a
@@ -221,10 +221,11 @@ hook_after_write(struct cow__write_hook *hook, bool copied)
 		if (cow__snap_state(w) > COW__GROUP_CLAIMED ||
 		    (w & COW__GROUP_WRITTEN) != 0) {
 			cow__atomic_add_relaxed(&snap->extra, -g->nbytes);
-			return;
+			return true;
 		}
 	} while (!cow__atomic_cas_relaxed(&g->state, w,
 	    w | COW__GROUP_WRITTEN));
+	return true;
 }
 
 static bool

@@ -114,17 +114,20 @@ hooks_take(cow_storage_t *storage)
 	return list;
 }
 
-/* Run the after-part of @list's hooks and drop them. */
-static void
+/* Run the after-part of @list's hooks and drop them; whether one of them
+ * took the copy for its holder. */
+static bool
 hooks_after(struct cow__write_hook *list, bool copied)
 {
 	struct cow__write_hook *next;
+	bool held = false;
 
 	for (; list != NULL; list = next) {
 		next = list->next;
-		list->ops->after_write(list, copied);
+		held |= list->ops->after_write(list, copied);
 		list->ops->drop(list);
 	}
+	return held;
 }
 
 /* A storage struct around @buf (which it then owns). */
@@ -253,7 +256,7 @@ cow_storage_release(cow_storage_t *storage)
 	    !cow__ref_put(&storage->refs))
 		return;
 	if (storage->hooks != NULL)
-		hooks_after(hooks_take(storage), false); /* never written */
+		(void)hooks_after(hooks_take(storage), false); /* unwritten */
 	ctx = cow__ptr_load(&storage->ctx);
 	if (ctx != NULL)
 		cow__ctx_unshare(ctx);
@@ -313,9 +316,17 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 	for (h = list; h != NULL; h = h->next)
 		h->ops->before_write(h);
 	before = storage->data;
-	st = storage_own(storage, func);
-	hooks_after(list, st == COW_OK && storage->data != before);
-	return st;
+	if ((st = storage_own(storage, func)) != COW_OK) {
+		/* Nothing changed: the hooks wait for the next write. (The
+		 * write holds the storage alone: no add runs meanwhile.) */
+		storage->hooks = list;
+		return st;
+	}
+	/* One write, one copy: counted once, however many snapshots held
+	 * the bytes (each counts it in its own writer_copies). */
+	if (hooks_after(list, storage->data != before))
+		cow__stat_add(COW__STAT_SNAPSHOT_COPIES, 1);
+	return COW_OK;
 }
 
 /* Make @storage private and writable (errors name @func): materialise a

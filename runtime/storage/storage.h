@@ -28,13 +28,18 @@
  * added by a read of the storage (cow__storage_hook_add) and runs once, on
  * the writer's thread: before_write before the storage is materialised,
  * after_write after it (@copied: the write copied the shared bytes rather
- * than stealing them), then drop. No lock is held while they run.
+ * than stealing them), then drop. A write that fails (its materialisation
+ * had no memory, and nothing changed) keeps its hooks for the next one,
+ * which runs before_write again. No lock is held while they run.
  */
 struct cow__write_hook;
 
 struct cow__write_hook_ops {
 	void (*before_write)(struct cow__write_hook *hook);
-	void (*after_write)(struct cow__write_hook *hook, bool copied);
+	/* True when @copied and the copy was made for the hook's holder
+	 * (a snapshot that held the bytes): the write is then counted once
+	 * in cow_stats_t.snapshot_copies, however many hooks say so. */
+	bool (*after_write)(struct cow__write_hook *hook, bool copied);
 	/* Nothing is left to do at a write: a later add may unlink it. */
 	bool (*finished)(const struct cow__write_hook *hook);
 	/* The storage lets go of the hook (after it ran, or unrun). */

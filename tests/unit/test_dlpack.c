@@ -75,6 +75,40 @@ Test(dlpack, writable_export_aliases_and_pins)
 	cow_tensor_release(snap);
 }
 
+/* A writable export pins: over borrowed memory that a lazy clone still
+ * shares it is refused with COW_EBUSY, as cow_tensor_pin is, and changes
+ * nothing. */
+Test(dlpack, writable_export_of_shared_borrowed_memory_is_busy)
+{
+	double buf[4] = {1, 2, 3, 4};
+	cow_tensor_t *t, *c;
+	struct DLManagedTensorVersioned *m = NULL;
+	struct DLManagedTensor *l = NULL;
+
+	cr_assert_eq(cow_tensor_from_external(buf, COW_DTYPE_FLOAT64, 1,
+	    (int64_t[]){4}, NULL, 0, NULL, NULL, 0, sys, &t), COW_OK);
+	cr_assert_eq(cow_tensor_lazy_clone(t, &c), COW_OK);
+	cr_assert_eq(cow_tensor_to_dlpack_versioned(t, 0, &m), COW_EBUSY);
+	cr_assert(strstr(cow_last_error(), "cow_tensor_to_dlpack_versioned") !=
+	    NULL && strstr(cow_last_error(), "1 lazy clone") != NULL, "%s",
+	    cow_last_error());
+	cr_assert_eq(cow_tensor_to_dlpack(t, 0, &l), COW_EBUSY);
+	cr_assert_null(m);
+	cr_assert_null(l);
+	cr_assert_not(cow_storage_is_pinned(cow_tensor_storage(t)));
+	cr_assert(cow_storage_shares_data(cow_tensor_storage(t),
+	    cow_tensor_storage(c)), "a refused export changed nothing");
+	/* Read-only and copied exports pin nothing: they go through. */
+	cr_assert_eq(cow_tensor_to_dlpack_versioned(t, COW_DLPACK_READ_ONLY,
+	    &m), COW_OK);
+	m->deleter(m);
+	cow_tensor_release(c);
+	cr_assert_eq(cow_tensor_to_dlpack_versioned(t, 0, &m), COW_OK);
+	cr_assert_eq(m->dl_tensor.data, (void *)buf);
+	m->deleter(m);
+	cow_tensor_release(t);
+}
+
 Test(dlpack, writable_export_materialises_a_lazy_copy)
 {
 	cow_tensor_t *t = matrix(), *c;
