@@ -118,7 +118,8 @@ saves_fork_child(void)
 			uint64_t w = cow__atomic_load_relaxed(&g->state);
 
 			if (cow__snap_state(w) == COW__GROUP_CLAIMED &&
-			    !pthread_equal(g->claimer, me))
+			    !pthread_equal((pthread_t)cow__atomic_load_relaxed(
+			    &g->claimer), me))
 				cow__atomic_store_relaxed(&g->state,
 				    (w & ~(uint64_t)COW__GROUP_STATE) |
 				    COW__GROUP_ABANDONED);
@@ -390,6 +391,11 @@ cow__snap_persist_before_write(struct cow__snap_group *g)
 		uint64_t w = cow__atomic_load_relaxed(&g->state);
 
 		if (cow__snap_state(w) == COW__GROUP_CLAIMED) {
+			/* A write from inside this thread's own persisting
+			 * (a pwrite or progress callback) cannot wait for
+			 * itself: it copies. */
+			if (cow__snap_group_mine(g))
+				return;
 			/* The saver (or another writer) persists it: wait,
 			 * then write in place or copy as the shares say. */
 			cow__snap_group_wait(g);
@@ -445,6 +451,8 @@ run_stream(struct cow__snap_save *s)
 		struct cow__snap_group *g = &snap->groups[e->group];
 		cow_status_t st;
 
+		if (save_cancelled(s))
+			return COW_ECANCELED;
 		if (!stream_claim(g))
 			return cow__snap_save_fail(s, COW_ERELEASED, "tensor %zu "
 			    "(\"%s\") was released before it was saved", i,
@@ -466,6 +474,9 @@ run_stream(struct cow__snap_save *s)
 		if (st != COW_OK)
 			return st;
 	}
+	/* No chunk, no call yet: say it is complete. */
+	if (s->how.progress != NULL && s->total == 0)
+		s->how.progress(s->how.progress_ctx, 0, 0);
 	return COW_OK;
 }
 
@@ -665,31 +676,35 @@ cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	if (snap == NULL || how == NULL)
 		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
 		    snap == NULL ? "snap" : "how");
-	if ((st = save_check(snap, how, func)) != COW_OK)
+	/* Busy first: a save that runs makes the other checks moot. */
+	if (!cow__atomic_cas_relaxed(&snap->saving, 0, 1))
+		return cow__error(COW_EBUSY, func, "another save runs on this "
+		    "snapshot");
+	if ((st = save_check(snap, how, func)) != COW_OK) {
+		cow__atomic_store_relaxed(&snap->saving, 0);
 		return st;
+	}
 	n = snap->count;
-	if ((s = cow__alloc(a, sizeof *s, func)) == NULL)
+	if ((s = cow__alloc(a, sizeof *s, func)) == NULL) {
+		cow__atomic_store_relaxed(&snap->saving, 0);
 		return COW_ENOMEM;
+	}
 	memset(s, 0, sizeof *s);
 	s->snap = snap;
 	s->how = *how;
 	s->order = n > 0 ? cow__alloc(a, n * sizeof *s->order, func) : NULL;
 	s->offsets = n > 0 ? cow__alloc_zeroed(a, n * sizeof *s->offsets,
 	    func) : NULL;
-	if (n > 0 && (s->order == NULL || s->offsets == NULL)) {
+	if (n > 0 && (s->order == NULL || s->offsets == NULL))
+		st = COW_ENOMEM;
+	else
+		st = save_layout(s, func);
+	if (st != COW_OK) {
 		save_free(s);
-		return COW_ENOMEM;
-	}
-	if ((st = save_layout(s, func)) != COW_OK) {
-		save_free(s);
+		cow__atomic_store_relaxed(&snap->saving, 0);
 		return st;
 	}
 	s->how.order = NULL;
-	if (!cow__atomic_cas_relaxed(&snap->saving, 0, 1)) {
-		save_free(s);
-		return cow__error(COW_EBUSY, func, "another save runs on this "
-		    "snapshot");
-	}
 	cow_snapshot_retain(snap);
 	pthread_mutex_lock(&saves_lock);
 	LIST_ADD(saves, s);

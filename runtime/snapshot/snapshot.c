@@ -73,7 +73,8 @@ cow__snap_group_claim(struct cow__snap_group *g)
 			cow__fence_acquire(&g->state);
 			COW__TSAN_ACQUIRE(&g->state);
 			won = true;
-			g->claimer = pthread_self();
+			cow__atomic_store_relaxed(&g->claimer,
+			    (uint64_t)pthread_self());
 			break;
 		}
 	}

@@ -53,9 +53,11 @@ struct cow__snap_group {
 	cow__atomic_u64_t state;
 	/* Tensors of the group still held. Synchronization: atomic. */
 	cow__atomic_u64_t held;
-	/* The thread that claimed it (valid while CLAIMED; written inside a
-	 * fork gate section with the claim, for the fork's child handler). */
-	pthread_t claimer;
+	/* The thread that claimed it (a pthread_t; valid while CLAIMED;
+	 * written inside a fork gate section with the claim, for the fork's
+	 * child handler and for a claimant's own writes). Synchronization:
+	 * atomic (relaxed). */
+	cow__atomic_u64_t claimer;
 	size_t first, count;          /* its tensors: members[first ...] */
 	bool hooked;                  /* in a live storage's hooks */
 	/* The snapshot held the storage when its write began: set by the
@@ -132,6 +134,16 @@ cow__snap_state(uint64_t word)
 {
 	return (unsigned)(word & COW__GROUP_STATE);
 }
+
+/* Whether the calling thread holds @g's claim. */
+static inline bool
+cow__snap_group_mine(const struct cow__snap_group *g)
+{
+	return cow__snap_state(cow__atomic_load_relaxed(&g->state)) ==
+	    COW__GROUP_CLAIMED && pthread_equal((pthread_t)
+	    cow__atomic_load_relaxed(&g->claimer), pthread_self());
+}
+
 
 /* --- saves (save.c) --------------------------------------------------- */
 

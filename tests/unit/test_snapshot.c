@@ -2003,3 +2003,88 @@ Test(snapshot, job_release_while_running)
 	gate_destroy(&gate);
 	fix_fini(&f);
 }
+
+/* ------------------------------------------------------------------ */
+/* Edges found after the first cut. */
+
+/* A second save while one runs is busy, even when the running one has
+ * already released tensors (the busy check comes first). */
+Test(snapshot, a_second_save_is_busy_before_it_looks_at_released_tensors)
+{
+	struct fix f;
+	struct gate gate;
+	struct sink sink = {0}, other = {0};
+	struct saver v;
+	cow_snapshot_save_t how = stream_to(&sink, NULL), how2;
+
+	fix_init(&f, 2, (int64_t[]){10, 20});
+	gate_init(&gate);
+	sink.block_at = 2; /* A is written and released by then */
+	sink.gate = &gate;
+	saver_start(&v, f.s, &how);
+	gate_wait_entered(&gate);
+	cr_assert_not(cow_snapshot_is_held(f.s, 0));
+	how2 = stream_to(&other, NULL);
+	TT_FAILS(cow_snapshot_save(f.s, &how2), COW_EBUSY, "another save");
+	gate_open(&gate);
+	cr_assert_eq(saver_join(&v), COW_OK, "%s", v.message);
+	gate_destroy(&gate);
+	fix_fini(&f);
+}
+
+/* A write from inside the saver's own persisting of that storage (its
+ * pwrite callback writes the live tensor) cannot wait for its own claim:
+ * it copies, and the save still persists the values at the take. */
+static void
+write_a_from_the_callback(struct target *t)
+{
+	struct fix *f = t->ctx;
+
+	TT_OK(cow_tensor_fill_(f->t[0], 99));
+}
+
+Test(snapshot, persist_first_a_write_inside_the_savers_own_claim_copies)
+{
+	struct fix f;
+	struct target tg;
+	cow_snapshot_save_t how;
+	cow_stats_t g0, g1;
+
+	fix_init(&f, 2, (int64_t[]){16, 32});
+	target_init(&tg);
+	tg.ctx = &f;
+	tg.hook_at = 1; /* A's pwrite: the saver holds A's claim */
+	tg.at_call = write_a_from_the_callback;
+	how = persist_to(&tg, 0, NULL);
+	g0 = cow_test_stats();
+	TT_OK(cow_snapshot_save(f.s, &how));
+	g1 = cow_test_stats();
+	cr_assert_arr_eq(tg.buf, f.want, f.total);
+	assert_written_once(&tg, 0, f.total);
+	cr_assert_eq(g1.materialize_copies, g0.materialize_copies + 1);
+	cr_assert_eq(sstats(f.s).writer_persists, 0);
+	cr_assert_eq(tt_geti(f.t[0], (int64_t[]){0}), 99);
+	pthread_mutex_destroy(&tg.lock);
+	fix_fini(&f);
+}
+
+/* A stream of no bytes still reports progress once, complete; with a
+ * cancel pending it is cancelled like any other save. */
+Test(snapshot, a_stream_of_no_bytes_reports_progress_and_honours_cancel)
+{
+	cow_tensor_t *t[2] = {bytes_of(0, 1), bytes_of(0, 2)};
+	cow_snapshot_t *s = take(2, t, abc);
+	struct sink sink = {0};
+	struct progress p = {0};
+	cow_snapshot_save_t how = stream_to(&sink, &p);
+
+	cow_snapshot_cancel(s);
+	TT_FAILS(cow_snapshot_save(s, &how), COW_ECANCELED, "cancelled");
+	cr_assert(cow_snapshot_is_held(s, 0) && cow_snapshot_is_held(s, 1));
+	TT_OK(cow_snapshot_save(s, &how));
+	cr_assert_eq(p.calls, 1);
+	cr_assert_eq(p.done, 0);
+	cr_assert_eq(p.total, 0);
+	cr_assert_eq(sink.calls, 0);
+	release_all(s, 2, t);
+}
