@@ -406,7 +406,8 @@ take_clone(struct cow_snapshot *snap, size_t k, cow_storage_t *live)
 /* Group @k's clone is made for every group: hook it into its live
  * storage, or count the eager copy of a pinned one. */
 static void
-take_hook(struct cow_snapshot *snap, size_t k, cow_storage_t *live)
+take_hook(struct cow_snapshot *snap, size_t k, cow_storage_t *live,
+    struct cow__write_hook **done)
 {
 	struct cow__snap_group *g = &snap->groups[k];
 
@@ -421,7 +422,7 @@ take_hook(struct cow_snapshot *snap, size_t k, cow_storage_t *live)
 	}
 	g->hooked = true;
 	snap_hold(snap);
-	cow__storage_hook_add(live, &g->hook);
+	cow__storage_hooks_push(live, &g->hook, done);
 }
 
 cow_status_t
@@ -431,6 +432,7 @@ cow_snapshot_take(size_t count, cow_tensor_t *const *tensors,
 	cow_allocator_t *a = cow_allocator_default();
 	struct cow_snapshot *snap;
 	struct snap_key *keys = NULL;
+	struct cow__write_hook *done;
 	size_t ndims, names_bytes, ngroups = 0, bytes, k, made = 0;
 	int64_t *pool;
 	char *namep;
@@ -494,9 +496,12 @@ cow_snapshot_take(size_t count, cow_tensor_t *const *tensors,
 	cow__ref_init(&snap->users, 1);
 	cow__ref_init(&snap->holders, 1);
 	cow__atomic_store_relaxed(&snap->held_tensors, count);
+	cow__storage_hooks_begin(&done);
 	for (k = 0; k < ngroups; k++)
 		take_hook(snap, k,
-		    tensors[snap->members[snap->groups[k].first]]->storage);
+		    tensors[snap->members[snap->groups[k].first]]->storage,
+		    &done);
+	cow__storage_hooks_end(done);
 	cow__free(a, keys, count * sizeof *keys);
 	*out = snap;
 	return COW_OK;

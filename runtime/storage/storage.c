@@ -81,22 +81,36 @@ hooks_fork_register(void)
 }
 
 void
-cow__storage_hook_add(cow_storage_t *storage, struct cow__write_hook *hook)
+cow__storage_hooks_begin(struct cow__write_hook **done)
 {
-	struct cow__write_hook **pp, *done = NULL, *h;
-
+	*done = NULL;
 	pthread_mutex_lock(&hooks_lock);
+}
+
+void
+cow__storage_hooks_push(cow_storage_t *storage, struct cow__write_hook *hook,
+    struct cow__write_hook **done)
+{
+	struct cow__write_hook **pp, *h;
+
 	for (pp = &storage->hooks; (h = *pp) != NULL;) {
 		if (h->ops->finished(h)) {
 			*pp = h->next;
-			h->next = done;
-			done = h;
+			h->next = *done;
+			*done = h;
 		} else {
 			pp = &h->next;
 		}
 	}
 	hook->next = storage->hooks;
 	storage->hooks = hook;
+}
+
+void
+cow__storage_hooks_end(struct cow__write_hook *done)
+{
+	struct cow__write_hook *h;
+
 	pthread_mutex_unlock(&hooks_lock);
 	for (; done != NULL; done = h) {
 		h = done->next;

@@ -25,7 +25,7 @@
 /*
  * Write hooks: what a layer above wants done at a storage's next write (a
  * snapshot that holds a lazy copy of it, snapshot/snapshot.h). A hook is
- * added by a read of the storage (cow__storage_hook_add) and runs once, on
+ * added by a read of the storage (cow__storage_hooks_push) and runs once, on
  * the writer's thread: before_write before the storage is materialised,
  * after_write after it (@copied: the write copied the shared bytes rather
  * than stealing them), then drop. A write that fails (its materialisation
@@ -126,10 +126,17 @@ cow_status_t cow__storage_unpin(cow_storage_t *storage, const char *func);
  * would make its writes copy)? A read of @storage. */
 bool cow__storage_borrowed_home(const cow_storage_t *storage);
 
-/* Add @hook to @storage's write hooks (a read of @storage). Hooks that say
- * they are finished are unlinked and dropped on the way. Any thread. */
-void cow__storage_hook_add(cow_storage_t *storage,
-    struct cow__write_hook *hook);
+/* Add write hooks (a read of each storage), under one hold of the lock:
+ *	struct cow__write_hook *done;
+ *	cow__storage_hooks_begin(&done);
+ *	cow__storage_hooks_push(storage, hook, &done);  (any number)
+ *	cow__storage_hooks_end(done);
+ * Hooks that say they are finished are unlinked on the way and dropped at
+ * the end, after the lock. Any thread; push nothing that takes a lock. */
+void cow__storage_hooks_begin(struct cow__write_hook **done);
+void cow__storage_hooks_push(cow_storage_t *storage,
+    struct cow__write_hook *hook, struct cow__write_hook **done);
+void cow__storage_hooks_end(struct cow__write_hook *done);
 
 /* Undo the hand-over of cow_storage_from_external's memory: the storage
  * forgets its deleter, so that releasing it leaves the memory with the
