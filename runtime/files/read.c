@@ -215,7 +215,7 @@ parse_metadata(struct st_parse *ps)
  * [begin, end]}; other keys are skipped, as the reference reader skips
  * them. */
 static bool
-parse_tensor(struct st_parse *ps, const char *name)
+parse_entry(struct st_parse *ps, const char *name)
 {
 	cow_safetensors_t *f = ps->f;
 	struct cow__json *j = &ps->j;
@@ -314,6 +314,25 @@ parse_tensor(struct st_parse *ps, const char *name)
 		return ps->oom = COW_ENOMEM, false;
 	f->tensors[f->count++] = t;
 	return true;
+}
+
+/* parse_entry, whose errors all name the tensor. */
+static bool
+parse_tensor(struct st_parse *ps, const char *name)
+{
+	struct cow__json *j = &ps->j;
+	char msg[sizeof j->error];
+	int n;
+
+	if (parse_entry(ps, name))
+		return true;
+	/* (The message is cut to the buffer's size, as any.) */
+	n = snprintf(msg, sizeof msg, "tensor \"%s\"", name);
+	if (n > 0 && strncmp(j->error, msg, (size_t)n) != 0 &&
+	    snprintf(msg, sizeof msg, "tensor \"%s\": %s", name,
+	    j->error) > 0)
+		memcpy(j->error, msg, sizeof msg);
+	return false;
 }
 
 static bool
