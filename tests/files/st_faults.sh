@@ -47,7 +47,7 @@ if [ "${2:-}" = "--inside" ]; then
 	mkdir -p "$full"
 	mount -t tmpfs -o size=1m tmpfs "$full" || { echo "FAILED: mount tmpfs"; exit 1; }
 	prepare "$full/ckpt.safetensors"
-	ST_RETRY_DIR=$scratch fault ENOSPC "$full/ckpt.safetensors"
+	ST_PRIVATE_FS=1 ST_RETRY_DIR=$scratch fault ENOSPC "$full/ckpt.safetensors"
 	ro=$scratch/ro
 	mkdir -p "$ro"
 	mount -t tmpfs -o size=4m tmpfs "$ro" || { echo "FAILED: mount tmpfs"; exit 1; }
@@ -58,7 +58,7 @@ if [ "${2:-}" = "--inside" ]; then
 		echo "FAILED: $ro is writable after the read-only remount"
 		exit 1
 	fi
-	ST_RETRY_DIR=$scratch fault EROFS "$ro/ckpt.safetensors"
+	ST_PRIVATE_FS=1 ST_RETRY_DIR=$scratch fault EROFS "$ro/ckpt.safetensors"
 	echo "st_faults: inside: $ran"
 	exit 0
 fi
