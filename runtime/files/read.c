@@ -538,6 +538,9 @@ pread_all(int fd, void *buf, size_t n, uint64_t off)
 	return (ssize_t)done;
 }
 
+/* The sizes of a 0-d tensor when the header has no dimension at all. */
+static const int64_t no_dims[1];
+
 /* The header's @n bytes at @text: checked, parsed, indexed. */
 static cow_status_t
 index_header(cow_safetensors_t *f, const char *text, size_t n,
@@ -558,8 +561,10 @@ index_header(cow_safetensors_t *f, const char *text, size_t n,
 	if (!parse_header(&ps))
 		return ps.oom != COW_OK ? ps.oom :
 		    format_error(path, "%s", ps.j.error);
+	/* No dimension in the whole header (scalars only): no dims array,
+	 * and NULL + 0 is undefined. */
 	for (size_t i = 0; i < f->count; i++)
-		f->tensors[i].sizes = f->dims +
+		f->tensors[i].sizes = f->dims == NULL ? no_dims : f->dims +
 		    (uintptr_t)f->tensors[i].sizes;
 	return check_tensors(f, path);
 }
@@ -624,8 +629,8 @@ open_file(cow_safetensors_t *f, const char *path, unsigned flags)
 		return COW_ENOMEM;
 	if (n > 0 && pread_all(f->fd, text, (size_t)n, 8) != (ssize_t)n)
 		st = io_error("pread", path);
-	else
-		st = index_header(f, text, (size_t)n, path);
+	else /* (an empty header has no buffer: "" for the cursor) */
+		st = index_header(f, n > 0 ? text : "", (size_t)n, path);
 	cow__free(cow_allocator_default(), text, (size_t)n);
 	return st;
 }
