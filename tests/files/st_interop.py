@@ -613,6 +613,11 @@ def reject_malformed_json():
          r"in a string", "raw control character"),
         (lambda h: h.replace(b'"a"', b'"a\\u12"'), r"a \\u escape needs four "
          r"hex digits", "short \\u escape"),
+        # In a field the reader skips (a tensor's unknown key), a bad
+        # escape of a byte that is not printable.
+        (lambda h: h.replace(b'"dtype"', b'"x":"\\\x01","dtype"', 1),
+         r'tensor "a": unknown escape \\byte 0x01 \(header byte \d+\)',
+         "bad escape of byte 0x01 in a skipped field"),
     ]
     for change, pattern, label in cases:
         expect_reject(from_base(change_header=change), [pattern], label)

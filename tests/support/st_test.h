@@ -179,7 +179,7 @@ st_test_in_mapping(const char *path, const void *p, size_t n)
 static inline int
 st_test_leftovers(const char *dir, const char *base)
 {
-	char prefix[PATH_MAX];
+	char prefix[PATH_MAX + 16];
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	int count = 0;
