@@ -3,8 +3,8 @@
  * test_safetensors.c, tests/threads/test_safetensors_threads.c,
  * tests/files/st_tool.c): a scratch directory, whole-file reads, the
  * mappings of a file as /proc/self/maps lists them, leftover temporary
- * files, and a view's elements gathered in C order by the test itself
- * (not by the library).
+ * files, a view's elements gathered in C order by the test itself (not
+ * by the library), and a save on the caller's thread or as a job.
  *
  * The including file defines _DEFAULT_SOURCE (mkdtemp, realpath) before
  * any include.
@@ -240,6 +240,24 @@ st_test_tensor_bytes(const cow_tensor_t *t, size_t *n)
 	st_test_c_order(base, k, cow_tensor_ndim(t), cow_tensor_sizes(t),
 	    cow_tensor_strides(t), cow_tensor_offset(t), out);
 	return out;
+}
+
+/* Save @snap to @path on this thread (cow_safetensors_save), or as a job
+ * waited for and released (cow_safetensors_save_start). */
+static inline cow_status_t
+st_test_save(cow_snapshot_t *snap, const char *path,
+    const cow_safetensors_save_t *opts, bool job)
+{
+	cow_snapshot_job_t *j;
+	cow_status_t st;
+
+	if (!job)
+		return cow_safetensors_save(snap, path, opts);
+	if ((st = cow_safetensors_save_start(snap, path, opts, &j)) != COW_OK)
+		return st;
+	st = cow_snapshot_job_wait(j);
+	cow_snapshot_job_release(j);
+	return st;
 }
 
 /* The device and inode of @path, or {0, 0}. */

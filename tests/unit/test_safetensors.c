@@ -62,23 +62,6 @@ mode_name(cow_snapshot_save_mode_t m)
 	return m == COW_SNAPSHOT_STREAM ? "stream" : "persist-first";
 }
 
-/* Save @snap to @p on this thread, or as a job waited for. */
-static cow_status_t
-save_as(cow_snapshot_t *snap, const char *p,
-    const cow_safetensors_save_t *opts, bool job)
-{
-	cow_snapshot_job_t *j;
-	cow_status_t st;
-
-	if (!job)
-		return cow_safetensors_save(snap, p, opts);
-	if ((st = cow_safetensors_save_start(snap, p, opts, &j)) != COW_OK)
-		return st;
-	st = cow_snapshot_job_wait(j);
-	cow_snapshot_job_release(j);
-	return st;
-}
-
 /* A new tensor of @dtype and shape filled with pattern @seed (booleans
  * 0 or 1). */
 static cow_tensor_t *
@@ -214,7 +197,7 @@ Test(safetensors, every_dtype_and_shape_round_trips)
 		for (int job = 0; job < 2; job++) {
 			cow_safetensors_save_t opts = {.mode = modes[m]};
 
-			OK(save_as(snap, path, &opts, job));
+			OK(st_test_save(snap, path, &opts, job));
 			expect_layout(path, bytes);
 			expect_file(path, n, ts, names);
 			cr_assert_eq(st_test_leftovers(dir, "ckpt.safetensors"),
@@ -287,7 +270,7 @@ Test(safetensors, views_round_trip_in_c_order)
 			cow_safetensors_stats_t s;
 
 			OK(cow_snapshot_take(n, ts, names, &snap));
-			OK(save_as(snap, path, &opts, job));
+			OK(st_test_save(snap, path, &opts, job));
 			cow_snapshot_release(snap);
 			expect_file(path, n, ts, names);
 			/* Mapped with no copy, each aligned in the mapping. */
@@ -384,7 +367,7 @@ Test(safetensors, names_and_metadata_past_ascii_round_trip)
 
 			opts.mode = modes[m];
 			OK(cow_snapshot_take(N, ts, names, &snap));
-			OK(save_as(snap, path, &opts, job));
+			OK(st_test_save(snap, path, &opts, job));
 			cow_snapshot_release(snap);
 			expect_file(path, N, ts, names);
 			OK(cow_safetensors_open(path, 0, &f));
@@ -419,7 +402,7 @@ expect_refused(cow_snapshot_t *snap, const cow_safetensors_save_t *base,
 			cow_status_t st;
 
 			opts.mode = modes[m];
-			st = save_as(snap, path, &opts, job);
+			st = st_test_save(snap, path, &opts, job);
 			cr_assert_eq(st, want, "%s %s: %s (%s), expected %s",
 			    mode_name(modes[m]), job ? "job" : "sync",
 			    cow_status_str(st), cow_last_error(),
@@ -570,7 +553,7 @@ Test(safetensors, released_tensor_is_refused_naming_it)
 		for (int job = 0; job < 2; job++) {
 			cow_safetensors_save_t opts = {.mode = modes[m]};
 
-			cr_assert_eq(save_as(snap, path, &opts, job),
+			cr_assert_eq(st_test_save(snap, path, &opts, job),
 			    COW_ERELEASED);
 			cr_assert(strstr(cow_last_error(), "tensor 1 (\"gone\") "
 			    "was released before the save") != NULL, "%s",
@@ -784,7 +767,7 @@ Test(safetensors, replaced_file_leaves_loaded_tensors_intact)
 			nt[1] = patterned(COW_DTYPE_INT16, 2,
 			    (int64_t[]){3, 5}, 78);
 			OK(cow_snapshot_take(2, nt, names, &snap));
-			OK(save_as(snap, path, &opts, m == 1));
+			OK(st_test_save(snap, path, &opts, m == 1));
 			cow_snapshot_release(snap);
 			id1 = st_test_id(path);
 			cr_assert(id0.ino != id1.ino, "a new file");
@@ -901,7 +884,7 @@ Test(safetensors, missing_directory_fails_and_keeps_the_snapshot)
 			char want[PATH_MAX + 64];
 
 			OK(cow_snapshot_take(3, ts, names, &snap));
-			cr_assert_eq(save_as(snap, bad, &opts, job), COW_EIO);
+			cr_assert_eq(st_test_save(snap, bad, &opts, job), COW_EIO);
 			snprintf(want, sizeof want, "cannot create a temporary "
 			    "file in \"%s/no/such\": %s", dir,
 			    strerror(ENOENT));
@@ -911,7 +894,7 @@ Test(safetensors, missing_directory_fails_and_keeps_the_snapshot)
 				cr_assert(cow_snapshot_is_held(snap,
 				    (size_t)i));
 			/* Usable: saved where it can be. */
-			OK(save_as(snap, path, &opts, job));
+			OK(st_test_save(snap, path, &opts, job));
 			expect_file(path, 3, ts, names);
 			cow_snapshot_release(snap);
 		}
