@@ -1,6 +1,6 @@
 #!/bin/bash
-# st_faults.sh ST_TOOL - saves that fail in the file system (ctest
-# files.faults). Each `st_tool fault` runs four saves (stream and persist
+# st_faults.sh ST_TOOL [ST_TOOL_SYNC_EIO] - saves that fail in the file
+# system (ctest files.faults). Each `st_tool fault` runs four saves (stream and persist
 # first, on the caller's thread and as a job) of a 2 MiB snapshot over an
 # existing destination and checks that each fails with COW_EIO naming the
 # errno, that the destination keeps its bytes and inode, that no temporary
@@ -11,12 +11,16 @@
 #   ENOENT  a directory that does not exist
 #   EFBIG   RLIMIT_FSIZE of 1 MiB with SIGXFSZ ignored: what stands in for a
 #           full file system where no mount namespace can be made
+#   EIO     with ST_TOOL_SYNC_EIO (a library whose fsync of the temporary
+#           file fails: tests/faults/file_sync_eio.h), given in builds that
+#           have fault variants
 #
 # The namespace: `unshare -rm` (a user and mount namespace, root in it)
 # runs this script again with --inside; when that fails, ENOSPC and EROFS
 # are skipped and the output says so.
 set -u
 tool=$1
+eio_tool=${2:-}
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/cow-st-faults-XXXXXX")
 cleanup() {
 	# Inside the namespace, its mounts go first (two on ro).
@@ -28,20 +32,27 @@ cleanup() {
 trap cleanup EXIT
 ran=0
 
-fault() {
-	# fault ERRNO PATH [FSIZE]: the four saves; stop at the first failure.
-	if ! "$tool" fault "$@"; then
-		echo "FAILED: st_tool fault $*"
+fault_with() {
+	# fault_with TOOL ERRNO PATH [FSIZE]: the four saves; stop at the
+	# first failure.
+	local t=$1
+	shift
+	if ! "$t" fault "$@"; then
+		echo "FAILED: $(basename "$t") fault $*"
 		exit 1
 	fi
 	ran=$((ran + 4))
+}
+
+fault() {
+	fault_with "$tool" "$@"
 }
 
 prepare() {
 	"$tool" prepare "$1" >/dev/null || { echo "FAILED: prepare $1"; exit 1; }
 }
 
-if [ "${2:-}" = "--inside" ]; then
+if [ "$eio_tool" = "--inside" ]; then
 	# In the private mount namespace: what we mount here goes with it.
 	full=$scratch/full
 	mkdir -p "$full"
@@ -79,4 +90,7 @@ fi
 prepare "$scratch/ckpt.safetensors"
 ST_RETRY_DIR=$scratch fault ENOENT "$scratch/no/such/dir/ckpt.safetensors"
 fault EFBIG "$scratch/ckpt.safetensors" 1048576
+if [ -n "$eio_tool" ]; then
+	fault_with "$eio_tool" EIO "$scratch/ckpt.safetensors"
+fi
 echo "st_faults: $ran saves failed as expected"

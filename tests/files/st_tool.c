@@ -24,7 +24,8 @@
  *   st_tool fault ERRNO PATH [FSIZE]
  *	Four saves of a fresh 2 MiB snapshot over PATH (stream and persist
  *	first, on the caller's thread and as a job), each expected to fail
- *	with COW_EIO naming ERRNO (ENOSPC, EROFS, ENOENT, EFBIG); with FSIZE,
+ *	with COW_EIO naming ERRNO (ENOSPC, EROFS, ENOENT, EFBIG, EIO: the
+ *	last with a library whose fsync fails, st_tool_sync_eio); with FSIZE,
  *	RLIMIT_FSIZE is set to it and SIGXFSZ ignored. Checks that PATH
  *	keeps its bytes and inode, that no temporary file is left (and, with
  *	ST_PRIVATE_FS set, that the file system's free blocks are back), and
@@ -428,12 +429,12 @@ errno_parse(const char *s)
 		const char *name;
 		int value;
 	} e[] = {{"ENOSPC", ENOSPC}, {"EROFS", EROFS}, {"ENOENT", ENOENT},
-	    {"EFBIG", EFBIG}, {"EACCES", EACCES}};
+	    {"EFBIG", EFBIG}, {"EACCES", EACCES}, {"EIO", EIO}};
 
 	for (size_t i = 0; i < sizeof e / sizeof *e; i++)
 		if (strcmp(e[i].name, s) == 0)
 			return e[i].value;
-	die("errno %s: ENOSPC, EROFS, ENOENT, EFBIG or EACCES", s);
+	die("errno %s: ENOSPC, EROFS, ENOENT, EFBIG, EACCES or EIO", s);
 }
 
 /* The directory and base name of @path (into @dir, @base). */
