@@ -776,6 +776,21 @@ def reject_duplicate_names():
     expect_reject(data, [r'duplicate tensor name "a"'], "duplicate names")
 
 
+def reject_duplicate_fields():
+    """A field given twice in a tensor's entry: readers that keep the
+    first and readers that keep the last would see different tensors (the
+    reference reader, serde's derived one, refuses it)."""
+    base_loads()
+    for field, dup in ((b'"dtype":"F32"', b'"dtype":"I32","dtype":"F32"'),
+                       (b'"shape":[2,3]', b'"shape":[3,2],"shape":[2,3]'),
+                       (b'"data_offsets":[32,56]',
+                        b'"data_offsets":[0,24],"data_offsets":[32,56]')):
+        name = field.split(b'"')[1].decode()
+        expect_reject(from_base(change_header=lambda h: h.replace(
+            field, dup, 1)), [r'tensor "a": two %ss? \(header byte \d+\)' %
+                                  name], "%s twice" % name)
+
+
 def reject_metadata():
     base_loads()
     cases = [
@@ -855,7 +870,7 @@ for _f in (load_aligned, load_unpadded, load_unaligned_order, load_whitespace,
            reject_shape_not_non_negative_integers, reject_size_overflow,
            reject_end_before_begin, reject_gap, reject_overlap,
            reject_extent, reject_bytes_after_last, reject_duplicate_names,
-           reject_metadata, reject_data_offsets, reject_cowstore_limits):
+           reject_duplicate_fields, reject_metadata, reject_data_offsets, reject_cowstore_limits):
     CASES[_f.__name__] = _f
 
 

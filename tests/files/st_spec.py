@@ -108,6 +108,10 @@ def read(data):
             raise FormatError("duplicate name %r" % key)
         names.add(key)
         info = dict(value) if isinstance(value, _Pairs) else None
+        if info is not None and len(info) != len(value):
+            # serde's derived reader (the reference's) refuses a field
+            # given twice.
+            raise FormatError("tensor %r: a field twice" % key)
         if info is None or not {"dtype", "shape",
                                  "data_offsets"} <= set(info):
             raise FormatError("tensor %r: not an entry" % key)
