@@ -233,7 +233,13 @@ parse_entry(struct st_parse *ps, const char *name)
 			if (key == NULL ||
 			    !cow__json_expect(j, ':', "after a key"))
 				return false;
+			/* A field twice is refused (the reference reader's
+			 * serde refuses it): readers keeping the first and
+			 * the last would see different tensors. */
 			if (strcmp(key, "dtype") == 0) {
+				if (dtype != NULL)
+					return cow__json_fail(j, "tensor "
+					    "\"%s\": two dtypes", name);
 				cow__json_ws(j);
 				if (j->p >= j->end || *j->p != '"')
 					return cow__json_fail(j, "tensor \"%s\": "
@@ -271,6 +277,9 @@ parse_entry(struct st_parse *ps, const char *name)
 				if (!cow__json_expect(j, ']', "to end a shape"))
 					return false;
 			} else if (strcmp(key, "data_offsets") == 0) {
+				if (have_offsets)
+					return cow__json_fail(j, "tensor "
+					    "\"%s\": two data_offsets", name);
 				have_offsets = true;
 				if (!cow__json_expect(j, '[', "for "
 				    "data_offsets (a list of two integers)") ||
