@@ -901,6 +901,44 @@ Test(safetensors, missing_directory_fails_and_keeps_the_snapshot)
 	release_all(ts, 3);
 }
 
+/* A destination that is a directory: the save writes the whole
+ * temporary file, then rename fails; COW_EIO naming rename and EISDIR, the
+ * directory as it was, the temporary file removed. */
+Test(safetensors, directory_destination_fails_at_rename)
+{
+	cow_tensor_t *t = patterned(COW_DTYPE_INT16, 1, &(int64_t){64}, 3);
+	const char *names[1] = {"t"};
+	char target[PATH_MAX], inside[PATH_MAX + 8];
+
+	snprintf(target, sizeof target, "%s/adir", dir);
+	snprintf(inside, sizeof inside, "%s/keep", target);
+	cr_assert_eq(mkdir(target, 0755), 0);
+	cr_assert_eq(st_test_write(inside, "x", 1), 0);
+	for (int m = 0; m < 2; m++)
+		for (int job = 0; job < 2; job++) {
+			cow_safetensors_save_t opts = {.mode = modes[m]};
+			struct st_test_id id0 = st_test_id(target), id1;
+			cow_snapshot_t *snap;
+			char want[PATH_MAX + 64];
+
+			OK(cow_snapshot_take(1, &t, names, &snap));
+			cr_assert_eq(st_test_save(snap, target, &opts, job),
+			    COW_EIO);
+			snprintf(want, sizeof want, "rename(\"%s\"): %s", target,
+			    strerror(EISDIR));
+			cr_assert(strstr(cow_last_error(), want) != NULL,
+			    "\"%s\" lacks \"%s\"", cow_last_error(), want);
+			id1 = st_test_id(target);
+			cr_assert(id0.ino == id1.ino && access(inside, F_OK) == 0,
+			    "the directory is as it was");
+			cr_assert_eq(st_test_leftovers(dir, "adir"), 0);
+			cow_snapshot_release(snap);
+		}
+	unlink(inside);
+	rmdir(target);
+	cow_tensor_release(t);
+}
+
 /* Cancellation from the progress callback: on the caller's thread
  * (cow_snapshot_cancel), or a job (cow_snapshot_job_cancel, once the job
  * is known). */
