@@ -195,33 +195,58 @@ cow__json_string(struct cow__json *j, char *out, size_t *len)
 	return true;
 }
 
+/* The token at @p for a message: a number's characters as written, or
+ * what the cursor is at. */
+static const char *
+token(const struct cow__json *j, const char *p, char *buf, size_t n)
+{
+	size_t len = 0;
+
+	while (p + len < j->end && len < 24 &&
+	    strchr("+-.0123456789eE", p[len]) != NULL && p[len] != '\0')
+		len++;
+	if (len == 0) {
+		struct cow__json at_p = *j;
+
+		at_p.p = p;
+		return at(&at_p, buf, n);
+	}
+	snprintf(buf, n, "%.*s", (int)len, p);
+	return buf;
+}
+
 bool
 cow__json_uint(struct cow__json *j, uint64_t *v, const char *what)
 {
 	const char *start;
 	uint64_t x = 0;
-	char buf[16];
+	char buf[32];
 
 	cow__json_ws(j);
 	start = j->p;
 	if (j->p < j->end && *j->p == '-')
-		return cow__json_fail(j, "%s is negative", what);
+		return cow__json_fail(j, "%s is negative (found %s)", what,
+		    token(j, start, buf, sizeof buf));
 	if (j->p >= j->end || *j->p < '0' || *j->p > '9')
 		return cow__json_fail(j, "%s is not an integer (found %s)",
-		    what, at(j, buf, sizeof buf));
+		    what, token(j, start, buf, sizeof buf));
 	while (j->p < j->end && *j->p >= '0' && *j->p <= '9') {
 		unsigned d = (unsigned)(*j->p - '0');
 
 		if (j->p > start && *start == '0')
-			return cow__json_fail(j, "%s has a leading zero", what);
+			return cow__json_fail(j, "%s has a leading zero "
+			    "(found %s)", what, token(j, start, buf,
+			    sizeof buf));
 		if (x > (UINT64_MAX - d) / 10)
-			return cow__json_fail(j, "%s does not fit in 64 bits",
-			    what);
+			return cow__json_fail(j, "%s does not fit in 64 bits "
+			    "(found %s)", what, token(j, start, buf,
+			    sizeof buf));
 		x = x * 10 + d;
 		j->p++;
 	}
 	if (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E'))
-		return cow__json_fail(j, "%s is not an integer", what);
+		return cow__json_fail(j, "%s is not an integer (found %s)",
+		    what, token(j, start, buf, sizeof buf));
 	*v = x;
 	return true;
 }
@@ -277,7 +302,7 @@ skip_literal(struct cow__json *j, const char *word)
 static bool
 skip_string(struct cow__json *j)
 {
-	char buf[8];
+	char buf[16]; /* at(): "byte 0x%02x" */
 
 	if (!cow__json_expect(j, '"', "to start a string"))
 		return false;

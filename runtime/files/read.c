@@ -215,7 +215,7 @@ parse_metadata(struct st_parse *ps)
  * [begin, end]}; other keys are skipped, as the reference reader skips
  * them. */
 static bool
-parse_tensor(struct st_parse *ps, const char *name)
+parse_entry(struct st_parse *ps, const char *name)
 {
 	cow_safetensors_t *f = ps->f;
 	struct cow__json *j = &ps->j;
@@ -233,7 +233,13 @@ parse_tensor(struct st_parse *ps, const char *name)
 			if (key == NULL ||
 			    !cow__json_expect(j, ':', "after a key"))
 				return false;
+			/* A field twice is refused (the reference reader's
+			 * serde refuses it): readers keeping the first and
+			 * the last would see different tensors. */
 			if (strcmp(key, "dtype") == 0) {
+				if (dtype != NULL)
+					return cow__json_fail(j, "tensor "
+					    "\"%s\": two dtypes", name);
 				cow__json_ws(j);
 				if (j->p >= j->end || *j->p != '"')
 					return cow__json_fail(j, "tensor \"%s\": "
@@ -271,6 +277,9 @@ parse_tensor(struct st_parse *ps, const char *name)
 				if (!cow__json_expect(j, ']', "to end a shape"))
 					return false;
 			} else if (strcmp(key, "data_offsets") == 0) {
+				if (have_offsets)
+					return cow__json_fail(j, "tensor "
+					    "\"%s\": two data_offsets", name);
 				have_offsets = true;
 				if (!cow__json_expect(j, '[', "for "
 				    "data_offsets (a list of two integers)") ||
@@ -314,6 +323,25 @@ parse_tensor(struct st_parse *ps, const char *name)
 		return ps->oom = COW_ENOMEM, false;
 	f->tensors[f->count++] = t;
 	return true;
+}
+
+/* parse_entry, whose errors all name the tensor. */
+static bool
+parse_tensor(struct st_parse *ps, const char *name)
+{
+	struct cow__json *j = &ps->j;
+	char msg[sizeof j->error];
+	int n;
+
+	if (parse_entry(ps, name))
+		return true;
+	/* (The message is cut to the buffer's size, as any.) */
+	n = snprintf(msg, sizeof msg, "tensor \"%s\"", name);
+	if (n > 0 && strncmp(j->error, msg, (size_t)n) != 0 &&
+	    snprintf(msg, sizeof msg, "tensor \"%s\": %s", name,
+	    j->error) > 0)
+		memcpy(j->error, msg, sizeof msg);
+	return false;
 }
 
 static bool
@@ -519,6 +547,9 @@ pread_all(int fd, void *buf, size_t n, uint64_t off)
 	return (ssize_t)done;
 }
 
+/* The sizes of a 0-d tensor when the header has no dimension at all. */
+static const int64_t no_dims[1];
+
 /* The header's @n bytes at @text: checked, parsed, indexed. */
 static cow_status_t
 index_header(cow_safetensors_t *f, const char *text, size_t n,
@@ -539,8 +570,10 @@ index_header(cow_safetensors_t *f, const char *text, size_t n,
 	if (!parse_header(&ps))
 		return ps.oom != COW_OK ? ps.oom :
 		    format_error(path, "%s", ps.j.error);
+	/* No dimension in the whole header (scalars only): no dims array,
+	 * and NULL + 0 is undefined. */
 	for (size_t i = 0; i < f->count; i++)
-		f->tensors[i].sizes = f->dims +
+		f->tensors[i].sizes = f->dims == NULL ? no_dims : f->dims +
 		    (uintptr_t)f->tensors[i].sizes;
 	return check_tensors(f, path);
 }
@@ -605,8 +638,8 @@ open_file(cow_safetensors_t *f, const char *path, unsigned flags)
 		return COW_ENOMEM;
 	if (n > 0 && pread_all(f->fd, text, (size_t)n, 8) != (ssize_t)n)
 		st = io_error("pread", path);
-	else
-		st = index_header(f, text, (size_t)n, path);
+	else /* (an empty header has no buffer: "" for the cursor) */
+		st = index_header(f, n > 0 ? text : "", (size_t)n, path);
 	cow__free(cow_allocator_default(), text, (size_t)n);
 	return st;
 }
