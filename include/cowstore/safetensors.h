@@ -45,6 +45,10 @@ typedef struct cow_safetensors_save_s {
 	/* Bytes of tensor data written so far and in all. May be NULL. */
 	void (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
+	/* Keep every tensor held after it is written, so that a failed save
+	 * can be retried in full (writers then copy what they write during
+	 * the save); by default each storage is released once written. */
+	bool keep;
 } cow_safetensors_save_t;
 
 /**
@@ -66,7 +70,9 @@ typedef struct cow_safetensors_save_s {
  * file system: a missing directory, no permission, no space, an I/O
  * error; the message names the call and the errno), COW_ECANCELED,
  * COW_ENOMEM. On failure the temporary file is removed, @path is as it was
- * and the snapshot stays usable (its unwritten tensors held).
+ * and the snapshot stays usable: its unwritten tensors held (all of them
+ * with @opts->keep), the written ones released. A read-only file at @path
+ * is replaced like any other (the rename needs only the directory).
  */
 COW_API cow_status_t cow_safetensors_save(cow_snapshot_t *snap,
     const char *path, const cow_safetensors_save_t *opts);

@@ -439,20 +439,26 @@ check_tensors(cow_safetensors_t *f, const char *path)
 		uint64_t n = cow_dtype_size(t->dtype);
 		char shape[COW_TENSOR_MAX_NDIM * 21 + 3], *p = shape;
 
+		bool over = false;
+		uint64_t count = 1, bits;
+
 		*p++ = '[';
+		/* As the reference reader: the element count, multiplied from
+		 * the left (a zero after an overflow does not save it), times
+		 * the element's size in bits. */
 		for (int d = 0; d < t->ndim; d++) {
 			p += sprintf(p, "%s%lld", d > 0 ? ", " : "",
 			    (long long)t->sizes[d]);
-			if (__builtin_mul_overflow(n, (uint64_t)t->sizes[d],
-			    &n))
-				n = UINT64_MAX;
+			over |= __builtin_mul_overflow(count,
+			    (uint64_t)t->sizes[d], &count);
 		}
 		strcpy(p, "]");
-		if (n == UINT64_MAX)
+		if (over || __builtin_mul_overflow(count, 8 * n, &bits))
 			return format_error(path, "tensor \"%s\": shape %s of "
 			    "%s: its element count times its element size "
 			    "overflows", t->name, shape,
 			    cow__st_dtype_name(t->dtype));
+		n = bits / 8;
 		if (t->end < t->begin)
 			return format_error(path, "tensor \"%s\": data_offsets "
 			    "[%llu, %llu] end before they begin", t->name,

@@ -229,6 +229,16 @@ build_header(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
 /* ------------------------------------------------------------------ */
 /* The temporary file. */
 
+/* A failed write of the temporary file: the save's failure, naming the
+ * call and the file (the first failure wins); the errno for the save. */
+static int
+write_failed(struct st_save *w, const char *call, int err)
+{
+	cow__snap_save_fail(w->save, COW_EIO, "%s(\"%s\"): %s", call, w->tmp,
+	    strerror(err));
+	return err;
+}
+
 /* The snapshot save's callbacks: the file at its place. */
 static int
 file_write(void *ctx, const void *data, size_t n)
@@ -242,7 +252,7 @@ file_write(void *ctx, const void *data, size_t n)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return r < 0 ? errno : EIO;
+			return write_failed(w, "write", r < 0 ? errno : EIO);
 		data = (const char *)data + r;
 		n -= (size_t)r;
 	}
@@ -261,7 +271,7 @@ file_pwrite(void *ctx, const void *data, size_t n, uint64_t off)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
-			return r < 0 ? errno : EIO;
+			return write_failed(w, "pwrite", r < 0 ? errno : EIO);
 		data = (const char *)data + r;
 		n -= (size_t)r;
 		off += (uint64_t)r;
@@ -377,9 +387,8 @@ st_prepare(struct st_save *w)
 		cow__snap_save_fail(w->save, COW_EIO, "posix_fallocate(\"%s\", "
 		    "%llu bytes): %s", w->tmp, (unsigned long long)total,
 		    strerror(err));
-	else if ((err = file_pwrite(w, w->header.data, w->header.len, 0)) != 0)
-		cow__snap_save_fail(w->save, COW_EIO, "writing the header of "
-		    "\"%s\": %s", w->tmp, strerror(err));
+	else if (file_pwrite(w, w->header.data, w->header.len, 0) != 0)
+		; /* the failure is the save's (write_failed) */
 	else if (lseek(w->fd, (off_t)w->header.len, SEEK_SET) < 0)
 		fail_errno(w, "lseek", w->tmp);
 	else
@@ -454,6 +463,7 @@ st_begin(cow_snapshot_t *snap, const char *path,
 		if (opts != NULL) {
 			how.progress = opts->progress;
 			how.progress_ctx = opts->progress_ctx;
+			how.keep = opts->keep;
 		}
 		st = cow__snap_save_begin(snap, &how, &w->save, func);
 	}

@@ -58,9 +58,14 @@ def _check_strings(v):
 
 
 def _numel(shape):
+    """The element count as the reference reader computes it: a product
+    from the left in 64 bits, refused once it overflows (a later zero does
+    not save it); None when it does."""
     n = 1
     for s in shape:
         n *= s
+        if n >= 1 << 64:
+            return None
     return n
 
 
@@ -129,8 +134,9 @@ def read(data):
         if (not isinstance(offs, list) or len(offs) != 2 or
                 not all(type(o) is int and o >= 0 for o in offs)):
             raise FormatError("tensor %r: data_offsets %r" % (key, offs))
-        nbits = _numel(shape) * bits
-        if nbits // 8 >= 1 << 64 or nbits % 8 != 0:
+        numel = _numel(shape)
+        nbits = None if numel is None else numel * bits
+        if nbits is None or nbits >= 1 << 64 or nbits % 8 != 0:
             raise FormatError("tensor %r: size overflows or is not whole "
                               "bytes" % key)
         nbytes = nbits // 8

@@ -1258,3 +1258,50 @@ Test(safetensors, open_errors_and_index_bounds)
 	cow_safetensors_close(NULL);
 	release_all(src, 4);
 }
+
+/* With keep, a save that fails midway leaves every tensor held, and the
+ * same snapshot saves in full on the next try. */
+Test(safetensors, keep_lets_a_failed_save_be_retried)
+{
+	enum { N = 4 };
+	cow_tensor_t *ts[N];
+	const char *names[N] = {"t0", "t1", "t2", "t3"};
+
+	for (int i = 0; i < N; i++)
+		ts[i] = patterned(COW_DTYPE_FLOAT32, 1, &(int64_t){1024},
+		    30u + (unsigned)i);
+	for (int m = 0; m < 2; m++) {
+		struct canceller c = {0};
+		cow_safetensors_save_t opts = {.mode = modes[m],
+		    .progress = cancel_on_first, .progress_ctx = &c,
+		    .keep = true};
+		cow_safetensors_t *f;
+		cow_snapshot_t *snap;
+
+		OK(cow_snapshot_take(N, ts, names, &snap));
+		c.snap = snap;
+		cr_assert_eq(cow_safetensors_save(snap, path, &opts),
+		    COW_ECANCELED, "%s", cow_last_error());
+		cr_assert_eq(st_test_leftovers(dir, "ckpt.safetensors"), 0);
+		for (size_t i = 0; i < N; i++)
+			cr_assert(cow_snapshot_is_held(snap, i), "tensor %zu",
+			    i);
+		opts.progress = NULL;
+		OK(cow_safetensors_save(snap, path, &opts));
+		OK(cow_safetensors_open(path, 0, &f));
+		cr_assert_eq(cow_safetensors_count(f), N);
+		for (size_t i = 0; i < N; i++) {
+			size_t k;
+			cow_tensor_t *t;
+
+			OK(cow_safetensors_find(f, names[i], &k));
+			OK(cow_safetensors_get(f, k, &t));
+			cr_assert(cow_test_check(cow_tensor_const_data(t), 4096,
+			    30u + (unsigned)i), "%s", names[i]);
+			cow_tensor_release(t);
+		}
+		cow_safetensors_close(f);
+		cow_snapshot_release(snap);
+	}
+	release_all(ts, N);
+}
