@@ -52,6 +52,7 @@ struct cow__snap_save {
 	cow__atomic_u64_t failed;
 	char message[256];
 	struct cow_snapshot_job *job;
+	uint64_t id;                /* this save's (cow__snap_group.persisted) */
 	bool published;             /* in snap->persist (persist-first) */
 	bool closed;                /* taken out of it again */
 	bool forked;                /* the fork's child: its threads are gone */
@@ -334,16 +335,11 @@ emit_tensor(struct cow__snap_save *s, emit_fn emit, size_t i, uint64_t pos,
 /* ------------------------------------------------------------------ */
 /* Persist-first: a claimed group's tensors at their offsets. */
 
-/* Set or clear @g's PERSISTED flag, keeping the rest of its word. */
-static void
-group_mark_persisted(struct cow__snap_group *g, bool on)
+/* Whether @g's tensors are in @s's target. */
+static bool
+group_in(const struct cow__snap_group *g, const struct cow__snap_save *s)
 {
-	uint64_t w;
-
-	do
-		w = cow__atomic_load_relaxed(&g->state);
-	while (!cow__atomic_cas_relaxed(&g->state, w, on ?
-	    w | COW__GROUP_PERSISTED : w & ~(uint64_t)COW__GROUP_PERSISTED));
+	return cow__atomic_load_relaxed(&g->persisted) == s->id;
 }
 
 /* Persist claimed group @g (by the saver when @saver); on success release
@@ -370,7 +366,7 @@ persist_group(struct cow__snap_save *s, struct cow__snap_group *g,
 		cow__snap_group_unclaim(g);
 		return st;
 	}
-	group_mark_persisted(g, true);
+	cow__atomic_store_relaxed(&g->persisted, s->id);
 	if (s->how.keep) {
 		cow__snap_group_unclaim(g);
 		return COW_OK;
@@ -387,7 +383,9 @@ cow__snap_persist_before_write(struct cow__snap_group *g)
 	struct cow_snapshot *snap = g->snap;
 	struct cow__snap_save *s;
 
-	for (;;) {
+	/* @s is not looked at until the claim is ours and the save is seen
+	 * again after it: only then is it alive for us (the end's wait). */
+	while (cow__ptr_load(&snap->persist) != NULL) {
 		uint64_t w = cow__atomic_load_relaxed(&g->state);
 
 		if (cow__snap_state(w) == COW__GROUP_CLAIMED) {
@@ -401,8 +399,7 @@ cow__snap_persist_before_write(struct cow__snap_group *g)
 			cow__snap_group_wait(g);
 			continue;
 		}
-		if (cow__snap_state(w) != COW__GROUP_HELD ||
-		    (w & COW__GROUP_PERSISTED) != 0)
+		if (cow__snap_state(w) != COW__GROUP_HELD)
 			return;
 		if (!cow__snap_group_claim(g))
 			continue;
@@ -410,8 +407,7 @@ cow__snap_persist_before_write(struct cow__snap_group *g)
 		 * (the other half of the saver's end, above). */
 		cow__fence_atomic_load(&snap->persist);
 		s = cow__ptr_load(&snap->persist);
-		if (s == NULL || (cow__atomic_load_relaxed(&g->state) &
-		    COW__GROUP_PERSISTED) != 0) {
+		if (s == NULL || group_in(g, s)) {
 			cow__snap_group_unclaim(g);
 			return;
 		}
@@ -489,7 +485,7 @@ saver_persist(struct cow__snap_save *s, struct cow__snap_group *g,
 {
 	if (!cow__snap_group_claim(g))
 		return false;
-	if ((cow__atomic_load_relaxed(&g->state) & COW__GROUP_PERSISTED) != 0)
+	if (group_in(g, s))
 		cow__snap_group_unclaim(g);
 	else
 		*st = persist_group(s, g, true);
@@ -512,7 +508,7 @@ end_group(struct cow__snap_save *s, struct cow__snap_group *g, size_t k)
 	for (;;) {
 		uint64_t w = cow__snap_group_wait(g);
 
-		if ((w & COW__GROUP_PERSISTED) != 0)
+		if (group_in(g, s))
 			return;
 		if (cow__snap_state(w) != COW__GROUP_HELD) {
 			cow__snap_save_fail(s, COW_ERELEASED, "the tensors of storage "
@@ -555,12 +551,6 @@ persist_close(struct cow__snap_save *s)
 	    cow__fence_atomic_load(&snap->persist));
 	for (size_t k = 0; k < snap->ngroups; k++)
 		end_group(s, &snap->groups[k], k);
-	/* PERSISTED means "in this save's target": groups kept (how.keep, or
-	 * not written when the save failed) are persisted again by the next
-	 * save, and by a writer that reaches them while it runs. No writer
-	 * uses this save any more (the waits above). */
-	for (size_t k = 0; k < snap->ngroups; k++)
-		group_mark_persisted(&snap->groups[k], false);
 }
 
 static cow_status_t
@@ -573,9 +563,8 @@ run_persist_first(struct cow__snap_save *s)
 	for (size_t k = 0; k < snap->count && st == COW_OK; k++) {
 		struct cow__snap_group *g =
 		    &snap->groups[snap->tensors[s->order[k]].group];
-		uint64_t w = cow__atomic_load_relaxed(&g->state);
 
-		if ((w & COW__GROUP_PERSISTED) != 0)
+		if (group_in(g, s))
 			continue;
 		if (save_cancelled(s) || (st = save_status(s)) != COW_OK)
 			break;
@@ -692,6 +681,7 @@ cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	memset(s, 0, sizeof *s);
 	s->snap = snap;
 	s->how = *how;
+	s->id = cow__atomic_fetch_add_relaxed(&snap->save_ids, 1) + 1;
 	s->order = n > 0 ? cow__alloc(a, n * sizeof *s->order, func) : NULL;
 	s->offsets = n > 0 ? cow__alloc_zeroed(a, n * sizeof *s->offsets,
 	    func) : NULL;

@@ -35,8 +35,6 @@
 #define COW__GROUP_RELEASED 2u
 #define COW__GROUP_ABANDONED 3u
 #define COW__GROUP_STATE 3u
-#define COW__GROUP_PERSISTED 4u /* its tensors are in the running save's
-				 * target */
 #define COW__GROUP_WRITTEN 8u   /* its live storage was written since the
 				 * take (its bytes are extra) */
 #define COW__GROUP_READER 16u   /* one reader inside */
@@ -53,6 +51,11 @@ struct cow__snap_group {
 	cow__atomic_u64_t state;
 	/* Tensors of the group still held. Synchronization: atomic. */
 	cow__atomic_u64_t held;
+	/* The id of the persist-first save whose target holds its tensors
+	 * (0: none); a later save has another id, so a kept group is
+	 * persisted again. Written by the claimant. Synchronization: atomic
+	 * (the claim orders it). */
+	cow__atomic_u64_t persisted;
 	/* The thread that claimed it (a pthread_t; valid while CLAIMED;
 	 * written inside a fork gate section with the claim, for the fork's
 	 * child handler and for a claimant's own writes). Synchronization:
@@ -105,6 +108,8 @@ struct cow_snapshot {
 	cow__atomic_u64_t writer_persists;
 	/* 1 while a save runs (compare-and-swap). */
 	cow__atomic_u64_t saving;
+	/* The last save's id (each save takes the next). */
+	cow__atomic_u64_t save_ids;
 	/* Set by cow_snapshot_cancel; cleared when a save ends. */
 	cow__atomic_u64_t cancel;
 	/* The running persist-first save (struct cow__snap_save *), which

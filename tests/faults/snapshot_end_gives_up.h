@@ -5,5 +5,5 @@
  * the save ended. */
 #define COW__FAULT_ON_snap_end_persists 1
 #define COW__FAULT_AT_snap_end_persists(...) \
-	((void)st, save_fail(s, COW_ECANCELED, "stopped before every " \
+	((void)st, cow__snap_save_fail(s, COW_ECANCELED, "stopped before every " \
 	    "tensor was saved"), true)
