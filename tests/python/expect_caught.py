@@ -7,7 +7,12 @@ AddressSanitizer reports, or the interpreter dies of a signal (a broken
 module's data race may crash it outright: SIGABRT, SIGSEGV). It fails if
 every test passes, or if pytest does not end within the time limit.
 
-    python3 expect_caught.py SECONDS TEST_SELECTION...
+With --reason REGEX, it passes only if the output also says why, in
+words REGEX finds (the failure the control names: its test's message, an
+AddressSanitizer report), so a test that fails for another reason does not
+count as catching the fault.
+
+    python3 expect_caught.py SECONDS [--reason REGEX] TEST_SELECTION...
 """
 import re
 import signal
@@ -17,8 +22,14 @@ import sys
 
 def main():
     limit = float(sys.argv[1])
+    args = sys.argv[2:]
+    reason = None
+    if args[:1] == ["--reason"]:
+        reason, args = args[1], args[2:]
+    # --capture=sys: a sanitizer's report goes to file descriptor 2, which
+    # pytest's default capture would keep in a file an abort never prints.
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p",
-           "no:cacheprovider"] + sys.argv[2:]
+           "no:cacheprovider", "--capture=sys"] + args
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=limit)
@@ -28,6 +39,13 @@ def main():
         return 1
     out = proc.stdout.decode(errors="replace")
     sys.stdout.write(out)
+    if reason is not None:
+        m = re.search(reason, out)
+        if m is None:
+            print("NOT CAUGHT for its reason: pytest exited %d and its "
+                  "output does not match %r" % (proc.returncode, reason))
+            return 1
+        print("The output says why: %r" % m.group(0))
     if proc.returncode < 0:
         print("CAUGHT: the interpreter died of %s"
               % signal.Signals(-proc.returncode).name)
