@@ -293,6 +293,8 @@ pycow_element(const cow_tensor_t *t, const int64_t *index)
 			pycow_check(COW_EALIASING);
 			return NULL;
 		}
+		/* In range: index[i] < sizes[i], so each product and the
+		 * sum stay within the extent the library checked. */
 		const int64_t *strides = cow_tensor_strides(t);
 		int64_t off = 0;
 		for (int i = 0; i < cow_tensor_ndim(t); i++)
@@ -651,7 +653,7 @@ pycow_tensor_from_sequence(PyObject *data, PyObject *dtype_obj)
 			if (kind == COW_DTYPE_BOOL || kind == COW_DTYPE_INT64)
 				kind = COW_DTYPE_FLOAT64;
 		} else if (!(want_given && want == COW_DTYPE_UINT64 &&
-		    !n.big_not_u64 && (kind == COW_DTYPE_INT64))) {
+		    !n.big_not_u64 && kind == COW_DTYPE_INT64)) {
 			PyErr_Format(PyExc_OverflowError, "cowstore.tensor: "
 			    "%R is outside the int64 range: %s", n.first_big,
 			    want_given ? "the dtype cannot hold it" : "pass a "
