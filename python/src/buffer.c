@@ -134,14 +134,18 @@ tensor_getbuffer(PyObject *self, Py_buffer *view, int flags)
 				st = COW_EALIASING;
 		}
 	}
-	if (buffer_error(st) < 0) {
+	int64_t bytes[COW_TENSOR_MAX_NDIM];
+	if (buffer_error(st) < 0 ||
+	    pycow_byte_strides(t, bytes, "Tensor buffer") < 0) {
+		if (ex->pinned && cow_tensor_unpin(t) != COW_OK)
+			PyErr_WriteUnraisable(self);   /* cannot: we pinned */
 		cow_tensor_release(ex->snapshot);
 		PyMem_Free(ex);
 		return -1;
 	}
 	for (int i = 0; i < ndim; i++) {
 		ex->shape[i] = (Py_ssize_t)cow_tensor_sizes(t)[i];
-		ex->strides[i] = (Py_ssize_t)cow_tensor_strides(t)[i] * item;
+		ex->strides[i] = (Py_ssize_t)bytes[i];
 	}
 	view->buf = data != NULL ? data : empty_data;
 	view->obj = Py_NewRef(self);
@@ -267,6 +271,7 @@ pycow_from_buffer(PyObject *mod, PyObject *args, PyObject *kw)
 	int read_only = 0;
 	int64_t sizes[COW_TENSOR_MAX_NDIM], strides[COW_TENSOR_MAX_NDIM];
 	int ndim;
+	bool have_strides = true;
 	cow_dtype_t dtype;
 	cow_tensor_t *out = NULL;
 
@@ -312,7 +317,8 @@ pycow_from_buffer(PyObject *mod, PyObject *args, PyObject *kw)
 			if (pycow_dtype_from_format(view->format, view->itemsize,
 			    &dtype) < 0)
 				goto fail;
-		} else if (pycow_dtype_from_object(dtype_obj, &dtype) < 0) {
+		} else if (pycow_dtype_from_object(dtype_obj, &dtype,
+		    "from_buffer") < 0) {
 			goto fail;
 		}
 		Py_ssize_t item = (Py_ssize_t)cow_dtype_size(dtype);
@@ -326,13 +332,15 @@ pycow_from_buffer(PyObject *mod, PyObject *args, PyObject *kw)
 			ndim = 1;
 			sizes[0] = view->len / item;
 		} else {
-			ndim = pycow_parse_shape(shape_obj, sizes);
-			if (ndim < 0)
+			int64_t numel;
+			ndim = pycow_parse_shape(shape_obj, sizes, "from_buffer",
+			    "shape");
+			/* The C API's checks and errors: no product here
+			 * can overflow after them. */
+			if (ndim < 0 || pycow_shape_check(ndim, sizes,
+			    (size_t)item, &numel, "from_buffer") < 0)
 				goto fail;
-			int64_t numel = 1;
-			for (int i = 0; i < ndim; i++)
-				numel *= sizes[i];
-			if (numel < 0 || numel * item != view->len) {
+			if (numel * item != view->len) {
 				PyErr_Format(PyExc_ValueError, "from_buffer: shape "
 				    "%R of %s needs %lld bytes; the buffer has %zd",
 				    shape_obj, cow_dtype_name(dtype),
@@ -340,16 +348,13 @@ pycow_from_buffer(PyObject *mod, PyObject *args, PyObject *kw)
 				goto fail;
 			}
 		}
-		int64_t step = 1;
-		for (int i = ndim - 1; i >= 0; i--) {
-			strides[i] = step;
-			step *= sizes[i];
-		}
+		have_strides = false;   /* contiguous: the library's strides */
 	}
 	unsigned flags = view->readonly || read_only ? COW_STORAGE_READ_ONLY :
 	    COW_STORAGE_NOT_SHAREABLE;
 	cow_status_t st = cow_tensor_from_external(view->buf, dtype, ndim, sizes,
-	    strides, 0, buffer_deleter, view, flags, NULL, &out);
+	    have_strides ? strides : NULL, 0, buffer_deleter, view, flags,
+	    NULL, &out);
 	if (pycow_check(st) < 0)
 		goto fail;   /* nothing was taken */
 	return pycow_wrap(out);

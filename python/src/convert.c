@@ -5,7 +5,9 @@
  */
 #include <string.h>
 
+#include "core/error.h"
 #include "pycow.h"
+#include "tensor/shape.h"
 
 static const char *const formats[COW_DTYPE_COUNT] = {
 	[COW_DTYPE_BOOL] = "?",
@@ -65,7 +67,7 @@ dtype_from_name(const char *name, cow_dtype_t *out)
 }
 
 int
-pycow_dtype_from_object(PyObject *obj, cow_dtype_t *out)
+pycow_dtype_from_object(PyObject *obj, cow_dtype_t *out, const char *func)
 {
 	PyObject *name = NULL;
 
@@ -95,10 +97,10 @@ pycow_dtype_from_object(PyObject *obj, cow_dtype_t *out)
 		return 0;
 	}
 	if (!PyErr_Occurred())
-		PyErr_Format(PyExc_TypeError, "cowstore: unknown dtype %R "
+		PyErr_Format(PyExc_TypeError, "%s: unknown dtype %R "
 		    "(known: bool, int8, int16, int32, int64, uint8, uint16, "
 		    "uint32, uint64, float16, bfloat16, float32, float64, "
-		    "complex64, complex128)", obj);
+		    "complex64, complex128)", func, obj);
 	Py_DECREF(name);
 	return -1;
 }
@@ -130,17 +132,28 @@ pycow_dtype_from_format(const char *format, Py_ssize_t itemsize,
 	return -1;
 }
 
-static int
-shape_item(PyObject *item, int64_t *out)
+int
+pycow_int64_arg(PyObject *obj, int64_t *out, const char *func, const char *arg)
 {
-	long long v = PyLong_AsLongLong(item);
-	if (v == -1 && PyErr_Occurred()) {
+	int overflow;
+	long long v;
+	PyObject *i = PyNumber_Index(obj);
+
+	if (i == NULL) {
 		if (PyErr_ExceptionMatches(PyExc_TypeError)) {
 			PyErr_Clear();
-			PyErr_Format(PyExc_TypeError, "cowstore: a shape "
-			    "entry must be an int, not %.100s",
-			    Py_TYPE(item)->tp_name);
+			PyErr_Format(PyExc_TypeError, "%s: %s is an int, not "
+			    "%.100s", func, arg, Py_TYPE(obj)->tp_name);
 		}
+		return -1;
+	}
+	v = PyLong_AsLongLongAndOverflow(i, &overflow);
+	Py_DECREF(i);
+	if (v == -1 && PyErr_Occurred())
+		return -1;
+	if (overflow != 0) {
+		PyErr_Format(PyExc_OverflowError, "%s: %s %R is outside the "
+		    "int64 range", func, arg, obj);
 		return -1;
 	}
 	*out = v;
@@ -148,36 +161,96 @@ shape_item(PyObject *item, int64_t *out)
 }
 
 int
-pycow_parse_shape(PyObject *args, int64_t *sizes)
+pycow_dim_arg(PyObject *obj, int *out, const char *func, const char *arg)
+{
+	int64_t v;
+
+	if (pycow_int64_arg(obj, &v, func, arg) < 0)
+		return -1;
+	/* The library checks it against the tensor's ndim; this keeps it
+	 * an int. */
+	if (v < -COW_TENSOR_MAX_NDIM - 1 || v > COW_TENSOR_MAX_NDIM) {
+		PyErr_Format(PyExc_IndexError, "%s: %s %lld is out of range",
+		    func, arg, (long long)v);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+int
+pycow_parse_shape(PyObject *args, int64_t *sizes, const char *func,
+    const char *arg)
 {
 	PyObject *seq = args;
 
 	if (PyLong_Check(args))
-		return shape_item(args, &sizes[0]) < 0 ? -1 : 1;
+		return pycow_int64_arg(args, &sizes[0], func, arg) < 0 ? -1 : 1;
 	if (PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1 &&
 	    !PyLong_Check(PyTuple_GET_ITEM(args, 0)))
 		seq = PyTuple_GET_ITEM(args, 0);
-	if (PyLong_Check(seq))
-		return shape_item(seq, &sizes[0]) < 0 ? -1 : 1;
-	PyObject *fast = PySequence_Fast(seq, "cowstore: a shape is an int "
-	    "or a sequence of ints");
+	bool sequence = PySequence_Check(seq) && !PyUnicode_Check(seq) &&
+	    !PyBytes_Check(seq);
+	if (!sequence && PyIndex_Check(seq))     /* an int, numpy.int64(3) */
+		return pycow_int64_arg(seq, &sizes[0], func, arg) < 0 ? -1 : 1;
+	if (!sequence) {
+		PyErr_Format(PyExc_TypeError, "%s: %s is an int or a sequence "
+		    "of ints, not %.100s", func, arg, Py_TYPE(seq)->tp_name);
+		return -1;
+	}
+	PyObject *fast = PySequence_Fast(seq, "");
 	if (fast == NULL)
 		return -1;
 	Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
 	if (n > COW_TENSOR_MAX_NDIM) {
 		Py_DECREF(fast);
-		PyErr_Format(PyExc_ValueError, "cowstore: %zd dimensions; at "
-		    "most %d", n, COW_TENSOR_MAX_NDIM);
+		PyErr_Format(PyExc_ValueError, "%s: %s has %zd entries; at "
+		    "most %d", func, arg, n, COW_TENSOR_MAX_NDIM);
 		return -1;
 	}
+	char entry[64];
+	snprintf(entry, sizeof entry, "each entry of %s", arg);
 	for (Py_ssize_t i = 0; i < n; i++) {
-		if (shape_item(PySequence_Fast_GET_ITEM(fast, i), &sizes[i]) < 0) {
+		if (pycow_int64_arg(PySequence_Fast_GET_ITEM(fast, i), &sizes[i],
+		    func, entry) < 0) {
 			Py_DECREF(fast);
 			return -1;
 		}
 	}
 	Py_DECREF(fast);
 	return (int)n;
+}
+
+int
+pycow_shape_check(int ndim, const int64_t *sizes, size_t itemsize,
+    int64_t *numel, const char *func)
+{
+	return pycow_check(cow__shape_check(ndim, sizes, itemsize, numel, NULL,
+	    func));
+}
+
+int
+pycow_byte_strides(const cow_tensor_t *t, int64_t *out, const char *func)
+{
+	int n = cow_tensor_ndim(t);
+	const int64_t *sizes = cow_tensor_sizes(t);
+	const int64_t *strides = cow_tensor_strides(t);
+	int64_t item = (int64_t)cow_dtype_size(cow_tensor_dtype(t));
+	bool empty = cow_tensor_numel(t) == 0;
+
+	for (int d = 0; d < n; d++) {
+		if (!__builtin_mul_overflow(strides[d], item, &out[d]))
+			continue;
+		/* A stride no element applies (shape.h: saturated). */
+		if (empty || sizes[d] == 1) {
+			out[d] = INT64_MAX;
+			continue;
+		}
+		return pycow_check(cow__error(COW_EOVERFLOW, func, "the byte "
+		    "stride of dimension %d (%lld elements of %lld bytes) "
+		    "overflows", d, (long long)strides[d], (long long)item));
+	}
+	return 0;
 }
 
 PyObject *
@@ -220,6 +293,8 @@ pycow_element(const cow_tensor_t *t, const int64_t *index)
 			pycow_check(COW_EALIASING);
 			return NULL;
 		}
+		/* In range: index[i] < sizes[i], so each product and the
+		 * sum stay within the extent the library checked. */
 		const int64_t *strides = cow_tensor_strides(t);
 		int64_t off = 0;
 		for (int i = 0; i < cow_tensor_ndim(t); i++)
@@ -257,10 +332,21 @@ pycow_is_scalar(PyObject *obj)
 	    PyComplex_Check(obj);
 }
 
+/* An int beyond int64 (or uint64) as @dtype takes it, NumPy's way: a
+ * floating or complex dtype through float64 (OverflowError beyond
+ * float64's range, as float(value)), bool as true. Otherwise false. */
+static bool
+takes_big_ints(cow_dtype_t dtype)
+{
+	return dtype_is_float(dtype) || dtype_is_complex(dtype) ||
+	    dtype == COW_DTYPE_BOOL;
+}
+
 /* A 0-d tensor holding @value exactly: bool, int64 (uint64 above
- * INT64_MAX), float64 or complex128. */
+ * INT64_MAX), float64 or complex128; an int beyond those for a @target
+ * that takes_big_ints(), as float64. */
 static cow_tensor_t *
-exact_scalar(PyObject *value)
+exact_scalar(PyObject *value, cow_dtype_t target)
 {
 	cow_tensor_t *s = NULL;
 	cow_status_t st;
@@ -273,15 +359,29 @@ exact_scalar(PyObject *value)
 		long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
 		if (v == -1 && PyErr_Occurred())
 			return NULL;
-		if (overflow > 0) {
-			unsigned long long u = PyLong_AsUnsignedLongLong(value);
-			if (u == (unsigned long long)-1 && PyErr_Occurred())
+		if (overflow != 0 && takes_big_ints(target)) {
+			double f = PyLong_AsDouble(value);
+			if (f == -1.0 && PyErr_Occurred())
 				return NULL;
+			st = cow_tensor_from_data(COW_DTYPE_FLOAT64, 0, NULL, &f,
+			    NULL, &s);
+		} else if (overflow > 0) {
+			unsigned long long u = PyLong_AsUnsignedLongLong(value);
+			if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+				if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+					return NULL;
+				PyErr_Clear();
+				PyErr_Format(PyExc_OverflowError, "cowstore: %R "
+				    "is beyond 2**64 - 1: %s cannot hold it",
+				    value, cow_dtype_name(target));
+				return NULL;
+			}
 			st = cow_tensor_from_data(COW_DTYPE_UINT64, 0, NULL, &u,
 			    NULL, &s);
 		} else if (overflow < 0) {
-			PyErr_SetString(PyExc_OverflowError, "cowstore: an "
-			    "integer below -2**63 fits no dtype");
+			PyErr_Format(PyExc_OverflowError, "cowstore: %R is "
+			    "below -2**63: %s cannot hold it", value,
+			    cow_dtype_name(target));
 			return NULL;
 		} else {
 			int64_t i = v;
@@ -369,8 +469,12 @@ pycow_fill(cow_tensor_t *t, PyObject *value)
 struct nested {
 	int ndim;
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	/* Filled by the walk: */
 	cow_dtype_t kind;            /* bool < int64 < float64 < complex128 */
-	bool any;                    /* a scalar was seen */
+	size_t pos;                  /* elements written */
+	bool big;                    /* an int beyond int64 was seen */
+	bool big_not_u64;            /* ... one beyond uint64 too */
+	PyObject *first_big;         /* the first such int */
 };
 
 static int
@@ -380,42 +484,104 @@ kind_rank(cow_dtype_t d)
 	    d == COW_DTYPE_FLOAT64 ? 2 : 3;
 }
 
-/* Shape from the first elements, then every element checked by fill. */
+/* Shape from the first elements, then every element checked by the walk. */
 static int
 nested_shape(PyObject *obj, struct nested *n)
 {
+	PyObject *cur = Py_NewRef(obj);
+
 	n->ndim = 0;
-	while (!pycow_is_scalar(obj)) {
-		if (!PySequence_Check(obj) || PyUnicode_Check(obj) ||
-		    PyBytes_Check(obj)) {
+	while (!pycow_is_scalar(cur)) {
+		if (!PySequence_Check(cur) || PyUnicode_Check(cur) ||
+		    PyBytes_Check(cur)) {
 			PyErr_Format(PyExc_TypeError, "cowstore.tensor: expected "
 			    "nested sequences of numbers, found %.100s",
-			    Py_TYPE(obj)->tp_name);
-			return -1;
+			    Py_TYPE(cur)->tp_name);
+			goto fail;
 		}
 		if (n->ndim == COW_TENSOR_MAX_NDIM) {
 			PyErr_Format(PyExc_ValueError, "cowstore.tensor: more "
 			    "than %d dimensions", COW_TENSOR_MAX_NDIM);
-			return -1;
+			goto fail;
 		}
-		Py_ssize_t len = PySequence_Size(obj);
+		Py_ssize_t len = PySequence_Size(cur);
 		if (len < 0)
-			return -1;
+			goto fail;
 		n->sizes[n->ndim++] = len;
 		if (len == 0)
-			return 0;
-		PyObject *first = PySequence_GetItem(obj, 0);
+			break;
+		/* A new reference: a range or a generated sequence makes the
+		 * item it returns, and nothing else keeps it alive. */
+		PyObject *first = PySequence_GetItem(cur, 0);
+		Py_DECREF(cur);
 		if (first == NULL)
 			return -1;
-		Py_DECREF(first);  /* the sequence keeps it alive */
-		obj = first;
+		cur = first;
 	}
+	Py_DECREF(cur);
+	return 0;
+fail:
+	Py_DECREF(cur);
+	return -1;
+}
+
+/* One scalar into element n->pos: (real, imaginary) in @out, the exact
+ * integer in @ints (uint64 bit patterns above INT64_MAX). */
+static int
+nested_scalar(PyObject *obj, struct nested *n, double *out, int64_t *ints)
+{
+	cow_dtype_t k = PyBool_Check(obj) ? COW_DTYPE_BOOL :
+	    PyLong_Check(obj) ? COW_DTYPE_INT64 :
+	    PyFloat_Check(obj) ? COW_DTYPE_FLOAT64 : COW_DTYPE_COMPLEX128;
+	size_t pos = n->pos;
+
+	if (kind_rank(k) > kind_rank(n->kind))
+		n->kind = k;
+	if (PyLong_Check(obj)) {
+		int overflow;
+		long long v = PyLong_AsLongLongAndOverflow(obj, &overflow);
+		if (v == -1 && PyErr_Occurred())
+			return -1;
+		if (overflow != 0) {
+			unsigned long long u = 0;
+			bool u64 = false;
+			if (overflow > 0) {
+				u = PyLong_AsUnsignedLongLong(obj);
+				u64 = u != (unsigned long long)-1 ||
+				    !PyErr_Occurred();
+				if (!u64 && !PyErr_ExceptionMatches(
+				    PyExc_OverflowError))
+					return -1;
+				PyErr_Clear();
+			}
+			n->big_not_u64 |= !u64;
+			if (!n->big)
+				n->first_big = Py_NewRef(obj);
+			n->big = true;
+			v = (long long)u;
+			out[2 * pos] = PyLong_AsDouble(obj);
+			if (out[2 * pos] == -1.0 && PyErr_Occurred())
+				return -1;   /* beyond float64: OverflowError */
+		} else {
+			out[2 * pos] = (double)v;
+		}
+		ints[pos] = v;
+		out[2 * pos + 1] = 0;
+	} else {
+		Py_complex c = PyComplex_AsCComplex(obj);
+		if (c.real == -1.0 && PyErr_Occurred())
+			return -1;
+		out[2 * pos] = c.real;
+		out[2 * pos + 1] = c.imag;
+		ints[pos] = 0;
+	}
+	n->pos++;
 	return 0;
 }
 
 static int
-nested_walk(PyObject *obj, int dim, const struct nested *n, cow_dtype_t *kind,
-    double *out, int64_t *ints, size_t *pos)
+nested_walk(PyObject *obj, int dim, struct nested *n, double *out,
+    int64_t *ints)
 {
 	if (dim == n->ndim) {
 		if (!pycow_is_scalar(obj)) {
@@ -423,28 +589,7 @@ nested_walk(PyObject *obj, int dim, const struct nested *n, cow_dtype_t *kind,
 			    "sequences are nested unevenly");
 			return -1;
 		}
-		cow_dtype_t k = PyBool_Check(obj) ? COW_DTYPE_BOOL :
-		    PyLong_Check(obj) ? COW_DTYPE_INT64 :
-		    PyFloat_Check(obj) ? COW_DTYPE_FLOAT64 : COW_DTYPE_COMPLEX128;
-		if (kind_rank(k) > kind_rank(*kind))
-			*kind = k;
-		if (PyLong_Check(obj)) {
-			long long v = PyLong_AsLongLong(obj);
-			if (v == -1 && PyErr_Occurred())
-				return -1;
-			ints[*pos] = v;
-			out[2 * *pos] = (double)v;
-			out[2 * *pos + 1] = 0;
-		} else {
-			Py_complex c = PyComplex_AsCComplex(obj);
-			if (c.real == -1.0 && PyErr_Occurred())
-				return -1;
-			out[2 * *pos] = c.real;
-			out[2 * *pos + 1] = c.imag;
-			ints[*pos] = 0;
-		}
-		(*pos)++;
-		return 0;
+		return nested_scalar(obj, n, out, ints);
 	}
 	if (pycow_is_scalar(obj) || !PySequence_Check(obj) ||
 	    PySequence_Size(obj) != n->sizes[dim]) {
@@ -457,7 +602,7 @@ nested_walk(PyObject *obj, int dim, const struct nested *n, cow_dtype_t *kind,
 		PyObject *item = PySequence_GetItem(obj, i);
 		if (item == NULL)
 			return -1;
-		int rc = nested_walk(item, dim + 1, n, kind, out, ints, pos);
+		int rc = nested_walk(item, dim + 1, n, out, ints);
 		Py_DECREF(item);
 		if (rc < 0)
 			return -1;
@@ -468,33 +613,55 @@ nested_walk(PyObject *obj, int dim, const struct nested *n, cow_dtype_t *kind,
 PyObject *
 pycow_tensor_from_sequence(PyObject *data, PyObject *dtype_obj)
 {
-	struct nested n;
-	size_t numel = 1;
-
-	if (nested_shape(data, &n) < 0)
-		return NULL;
-	for (int i = 0; i < n.ndim; i++)
-		numel *= (size_t)n.sizes[i];
-	/* Every value as (real, imaginary) pairs: complex128's layout. */
-	double *vals = PyMem_Calloc(numel ? 2 * numel : 2, sizeof *vals);
-	int64_t *ints = PyMem_Calloc(numel ? numel : 1, sizeof *ints);
-	cow_dtype_t kind = COW_DTYPE_BOOL, want;
-	size_t pos = 0;
+	struct nested n = { .kind = COW_DTYPE_BOOL };
+	int64_t count;
+	double *vals = NULL;
+	int64_t *ints = NULL;
+	cow_dtype_t kind, want;
+	bool want_given = dtype_obj != NULL && dtype_obj != Py_None;
 	PyObject *result = NULL;
 	cow_tensor_t *src = NULL, *dst = NULL;
 
+	if (nested_shape(data, &n) < 0)
+		return NULL;
+	/* The element count as the library bounds it (the walk writes at most
+	 * that many elements), before any buffer is sized by it. */
+	if (pycow_shape_check(n.ndim, n.sizes, 1, &count,
+	    "cowstore.tensor") < 0)
+		return NULL;
+	if (want_given && pycow_dtype_from_object(dtype_obj, &want,
+	    "cowstore.tensor") < 0)
+		return NULL;
+	size_t numel = (size_t)count;
+	/* Every value as (real, imaginary) pairs: complex128's layout.
+	 * PyMem_Calloc checks the products against PY_SSIZE_T_MAX. */
+	vals = PyMem_Calloc(numel ? numel : 1, 2 * sizeof *vals);
+	ints = PyMem_Calloc(numel ? numel : 1, sizeof *ints);
 	if (vals == NULL || ints == NULL) {
 		PyErr_NoMemory();
 		goto out;
 	}
-	if (nested_walk(data, 0, &n, &kind, vals, ints, &pos) < 0)
+	if (nested_walk(data, 0, &n, vals, ints) < 0)
 		goto out;
-	if (numel == 0)
-		kind = COW_DTYPE_FLOAT64;  /* NumPy's default */
-	want = kind;
-	if (dtype_obj != NULL && dtype_obj != Py_None &&
-	    pycow_dtype_from_object(dtype_obj, &want) < 0)
-		goto out;
+	kind = numel == 0 ? COW_DTYPE_FLOAT64 : n.kind;   /* NumPy's default */
+	if (!want_given)
+		want = kind;
+	if (n.big) {
+		/* Ints beyond int64: only a dtype that takes them (NumPy
+		 * makes an object array without one). */
+		if (want_given && takes_big_ints(want)) {
+			if (kind == COW_DTYPE_BOOL || kind == COW_DTYPE_INT64)
+				kind = COW_DTYPE_FLOAT64;
+		} else if (!(want_given && want == COW_DTYPE_UINT64 &&
+		    !n.big_not_u64 && kind == COW_DTYPE_INT64)) {
+			PyErr_Format(PyExc_OverflowError, "cowstore.tensor: "
+			    "%R is outside the int64 range: %s", n.first_big,
+			    want_given ? "the dtype cannot hold it" : "pass a "
+			    "dtype that holds it (a floating or complex one, "
+			    "or uint64 up to 2**64 - 1)");
+			goto out;
+		}
+	}
 	/* Exact values first, in the widest kind seen, then converted. */
 	if (kind == COW_DTYPE_INT64 || kind == COW_DTYPE_BOOL) {
 		if (kind == COW_DTYPE_BOOL)
@@ -531,13 +698,14 @@ out:
 	cow_tensor_release(dst);
 	PyMem_Free(vals);
 	PyMem_Free(ints);
+	Py_XDECREF(n.first_big);
 	return result;
 }
 
 int
 pycow_scalar_like(PyObject *value, cow_dtype_t dtype, cow_tensor_t **out)
 {
-	cow_tensor_t *s = exact_scalar(value), *t = NULL;
+	cow_tensor_t *s = exact_scalar(value, dtype), *t = NULL;
 	if (s == NULL)
 		return -1;
 	int rc = pycow_check(cow_tensor_empty(dtype, 0, NULL, NULL, &t));

@@ -47,37 +47,63 @@ versioned_capsule_destructor(PyObject *capsule)
 static int
 requested_major(PyObject *max_version, long *major)
 {
+	int overflow;
+
 	*major = -1;
 	if (max_version == Py_None)
 		return 0;
-	if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2) {
-		PyErr_SetString(PyExc_TypeError, "__dlpack__: max_version is "
-		    "None or a (major, minor) tuple");
+	if (!PyTuple_Check(max_version) || PyTuple_GET_SIZE(max_version) != 2 ||
+	    !PyLong_Check(PyTuple_GET_ITEM(max_version, 0)) ||
+	    !PyLong_Check(PyTuple_GET_ITEM(max_version, 1))) {
+		PyErr_Format(PyExc_TypeError, "__dlpack__: max_version is None "
+		    "or a (major, minor) tuple of ints, not %R", max_version);
 		return -1;
 	}
-	*major = PyLong_AsLong(PyTuple_GET_ITEM(max_version, 0));
-	return *major == -1 && PyErr_Occurred() ? -1 : 0;
+	*major = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(max_version, 0),
+	    &overflow);
+	if (*major == -1 && PyErr_Occurred())
+		return -1;
+	if (overflow != 0)      /* beyond any version: the newest we have */
+		*major = overflow > 0 ? COW_DLPACK_MAJOR : -1;
+	return 0;
 }
 
+/* @dev names the CPU: None, (1, 0), or for from_dlpack's device also
+ * "cpu" (@names). Errors name @func and @arg, the function and argument
+ * the user called: TypeError for another kind of value, BufferError for
+ * another device. */
 static int
-check_device(PyObject *dl_device)
+check_device(PyObject *dev, bool names, const char *func, const char *arg)
 {
+	int o1, o2;
 	long type, id;
-	if (dl_device == Py_None)
+
+	if (dev == Py_None)
 		return 0;
-	if (!PyTuple_Check(dl_device) || PyTuple_GET_SIZE(dl_device) != 2) {
-		PyErr_SetString(PyExc_TypeError, "__dlpack__: dl_device is None "
-		    "or a (device_type, device_id) tuple");
+	if (names && PyUnicode_Check(dev)) {
+		if (PyUnicode_CompareWithASCIIString(dev, "cpu") == 0)
+			return 0;
+		PyErr_Format(PyExc_BufferError, "%s: %s %R is not available: "
+		    "cowstore tensors live on the CPU ('cpu', or (1, 0))",
+		    func, arg, dev);
 		return -1;
 	}
-	type = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 0));
-	id = PyLong_AsLong(PyTuple_GET_ITEM(dl_device, 1));
+	if (!PyTuple_Check(dev) || PyTuple_GET_SIZE(dev) != 2 ||
+	    !PyLong_Check(PyTuple_GET_ITEM(dev, 0)) ||
+	    !PyLong_Check(PyTuple_GET_ITEM(dev, 1))) {
+		PyErr_Format(PyExc_TypeError, "%s: %s is None%s or a "
+		    "(device_type, device_id) tuple of ints, not %R", func, arg,
+		    names ? ", 'cpu'" : "", dev);
+		return -1;
+	}
+	type = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(dev, 0), &o1);
+	id = PyLong_AsLongAndOverflow(PyTuple_GET_ITEM(dev, 1), &o2);
 	if (PyErr_Occurred())
 		return -1;
-	if (type != COW__DL_CPU || id != 0) {
-		PyErr_Format(PyExc_BufferError, "cowstore: tensors live on the "
-		    "CPU, device (1, 0); device (%ld, %ld) is not available",
-		    type, id);
+	if (o1 != 0 || o2 != 0 || type != COW__DL_CPU || id != 0) {
+		PyErr_Format(PyExc_BufferError, "%s: %s %R is not available: "
+		    "cowstore tensors live on the CPU, device (1, 0)", func, arg,
+		    dev);
 		return -1;
 	}
 	return 0;
@@ -103,7 +129,8 @@ pycow_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kw)
 		    "None for CPU tensors (there are no streams on the CPU)");
 		return NULL;
 	}
-	if (requested_major(max_version, &major) < 0 || check_device(dl_device) < 0)
+	if (requested_major(max_version, &major) < 0 ||
+	    check_device(dl_device, false, "__dlpack__", "dl_device") < 0)
 		return NULL;
 	if (copy != Py_None && !PyBool_Check(copy)) {
 		PyErr_SetString(PyExc_TypeError, "__dlpack__: copy is None, "
@@ -361,9 +388,7 @@ pycow_from_dlpack(PyObject *mod, PyObject *args, PyObject *kw)
 		    "True or False");
 		return NULL;
 	}
-	if (device != Py_None && !(PyUnicode_Check(device) &&
-	    PyUnicode_CompareWithASCIIString(device, "cpu") == 0) &&
-	    check_device(device) < 0)
+	if (check_device(device, true, "from_dlpack", "device") < 0)
 		return NULL;
 	void *managed;
 	if (pycow_tensor_check(obj)) {

@@ -128,7 +128,7 @@ tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
 	if (pycow_is_scalar(value)) {
 		rc = pycow_fill(t, value);
 	} else {
-		PyObject *src = pycow_asarray(value);
+		PyObject *src = pycow_asarray(value, "__setitem__: value");
 		cow_status_t st = COW_OK;
 		if (src != NULL) {
 			struct pycow_guard g = { 0 };

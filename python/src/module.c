@@ -67,7 +67,7 @@ PyInit_cowstore(void)
 	    add_type(m, "functional", &pycow_functional_type) < 0 ||
 	    PyModule_AddFunctions(m, pycow_create_functions) < 0 ||
 	    PyModule_AddFunctions(m, pycow_mode_functions) < 0 ||
-	    add_dtypes(m) < 0 ||
+	    add_dtypes(m) < 0 || pycow_guard_init() < 0 ||
 	    PyModule_AddStringConstant(m, "__version__", cow_version_string()) < 0) {
 		Py_DECREF(m);
 		return NULL;

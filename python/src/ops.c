@@ -2,6 +2,7 @@
  * ops.c - arithmetic (+, *, unary -, in-place forms), sum, fill_, copy_,
  * equal. Every op over data runs with the GIL released.
  */
+#include "core/fault.h"
 #include "pycow.h"
 
 #define T(o) (((pycow_tensor *)(o))->t)
@@ -178,16 +179,11 @@ m_sum(PyObject *self, PyObject *args, PyObject *kw)
 	if (dim == Py_None) {
 		PYCOW_LOCKED1(T(self), false, st = cow_tensor_sum(T(self), &out));
 	} else {
-		long d = PyLong_AsLong(dim);
-		if (d == -1 && PyErr_Occurred())
+		int d;
+		if (pycow_dim_arg(dim, &d, "sum", "dim") < 0)
 			return NULL;
-		if (d < -COW_TENSOR_MAX_NDIM || d > COW_TENSOR_MAX_NDIM) {
-			PyErr_Format(PyExc_IndexError, "sum: dimension %ld out "
-			    "of range", d);
-			return NULL;
-		}
 		PYCOW_LOCKED1(T(self), false,
-		    st = cow_tensor_sum_dim(T(self), (int)d, keepdim, &out));
+		    st = cow_tensor_sum_dim(T(self), d, keepdim, &out));
 	}
 	if (pycow_check(st) < 0)
 		return NULL;
@@ -205,7 +201,7 @@ m_fill_(PyObject *self, PyObject *value)
 static PyObject *
 m_copy_(PyObject *self, PyObject *src)
 {
-	PyObject *s = pycow_asarray(src);
+	PyObject *s = pycow_asarray(src, "copy_: src");
 	cow_status_t st;
 	if (s == NULL)
 		return NULL;
@@ -245,13 +241,33 @@ PyMethodDef pycow_op_methods[] = {
 	{ "copy_", m_copy_, METH_O,
 	  "copy_(src): src broadcast and converted into self, in place" },
 	{ "equal", m_equal, METH_O, "equal(other): same shape and values" },
+	/* A test variant's extra methods (python.many_methods). */
+	COW__FAULT_POINT(op_methods_extra, )
 	{ NULL, NULL, 0, NULL }
 };
 
 /* --- asarray ------------------------------------------------------- */
 
+/* The pending exception again, its message prefixed "@what: " (the
+ * function and argument the user called: asarray's inner steps name
+ * from_dlpack, from_buffer or cowstore.tensor). */
+static void
+name_caller(const char *what)
+{
+	PyObject *type, *value, *tb;
+
+	if (!PyErr_ExceptionMatches(PyExc_Exception))
+		return;   /* KeyboardInterrupt and the like: as they are */
+	PyErr_Fetch(&type, &value, &tb);
+	PyErr_NormalizeException(&type, &value, &tb);
+	PyErr_Format(type, "%s: %S", what, value);
+	Py_XDECREF(type);
+	Py_XDECREF(value);
+	Py_XDECREF(tb);
+}
+
 PyObject *
-pycow_asarray(PyObject *obj)
+pycow_asarray(PyObject *obj, const char *what)
 {
 	if (pycow_tensor_check(obj))
 		return Py_NewRef(obj);
@@ -272,5 +288,7 @@ pycow_asarray(PyObject *obj)
 	else
 		r = pycow_tensor_from_sequence(obj, Py_None);
 	Py_DECREF(args);
+	if (r == NULL)
+		name_caller(what);
 	return r;
 }

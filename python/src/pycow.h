@@ -51,6 +51,9 @@ struct pycow_guard {
 void pycow_guard_add(struct pycow_guard *g, const cow_tensor_t *t, bool write);
 void pycow_guard_lock(struct pycow_guard *g);
 void pycow_guard_unlock(struct pycow_guard *g);
+/* Registers the fork handlers (os.register_at_fork) that keep the stripes
+ * usable in a forked child; once per process. -1 with an exception. */
+int pycow_guard_init(void);
 /* Run @stmt with the GIL released and @g's stripes held. */
 #define PYCOW_LOCKED(g, stmt) do {					\
 	Py_BEGIN_ALLOW_THREADS						\
@@ -85,17 +88,39 @@ void pycow_shadow_handler(const cow_shadow_event_t *event, void *ctx);
 
 /* convert.c ---------------------------------------------------------- */
 /* A dtype from a name ("float32"), a NumPy dtype or a type with a
- * .dtype/name; -1 with TypeError set when unknown. */
-int pycow_dtype_from_object(PyObject *obj, cow_dtype_t *out);
+ * .dtype/name; -1 with TypeError set when unknown (the message names
+ * @func, the function the user called). */
+int pycow_dtype_from_object(PyObject *obj, cow_dtype_t *out, const char *func);
 PyObject *pycow_dtype_name(cow_dtype_t dtype);
 /* The PEP 3118 format of @dtype, NULL for bfloat16. */
 const char *pycow_dtype_format(cow_dtype_t dtype);
 /* A dtype from a PEP 3118 format and item size; -1 with an exception. */
 int pycow_dtype_from_format(const char *format, Py_ssize_t itemsize,
     cow_dtype_t *out);
+/* An int argument (anything with __index__) as int64: 0, or -1 with
+ * TypeError or OverflowError naming @func and @arg. */
+int pycow_int64_arg(PyObject *obj, int64_t *out, const char *func,
+    const char *arg);
+/* A dimension argument (an int within +-(COW_TENSOR_MAX_NDIM + 1); the
+ * library checks it against the tensor): 0, or -1 with an exception naming
+ * @func and @arg. */
+int pycow_dim_arg(PyObject *obj, int *out, const char *func, const char *arg);
 /* A shape from an int or a sequence of ints (or the varargs of a method:
- * (2, 3) or ((2, 3),)); returns ndim or -1 with an exception. */
-int pycow_parse_shape(PyObject *args, int64_t *sizes);
+ * (2, 3) or ((2, 3),)); returns ndim or -1 with an exception naming
+ * @func and its argument @arg. Each entry fits int64; the library checks
+ * the rest. */
+int pycow_parse_shape(PyObject *args, int64_t *sizes, const char *func,
+    const char *arg);
+/* The library's shape check (cow__shape_check: sizes >= 0, the element
+ * count and its bytes within COW_STORAGE_MAX_NBYTES), with the C API's
+ * errors as exceptions: 0, or -1 with an exception. */
+int pycow_shape_check(int ndim, const int64_t *sizes, size_t itemsize,
+    int64_t *numel, const char *func);
+/* NumPy's strides of @t (bytes), each product checked: a stride no element
+ * applies (a tensor with no elements, a dimension of size 1) may exceed
+ * int64 in bytes and is then INT64_MAX, as the library saturates element
+ * strides. 0, or -1 with OverflowError. */
+int pycow_byte_strides(const cow_tensor_t *t, int64_t *out, const char *func);
 /* A tuple of @n int64 values. */
 PyObject *pycow_int64_tuple(const int64_t *v, int n);
 /* Python scalar of element @index (ndim entries) of @t. */
@@ -128,8 +153,10 @@ PyObject *pycow_from_dlpack(PyObject *self, PyObject *args, PyObject *kw);
 
 /* ops.c -------------------------------------------------------------- */
 extern PyNumberMethods pycow_number_methods;
-/* A tensor from @obj: a Tensor (new reference), else asarray(@obj). */
-PyObject *pycow_asarray(PyObject *obj);
+/* A tensor from @obj: a Tensor (new reference), else asarray(@obj). An
+ * error names @what, the function and argument the user called
+ * ("copy_: src"). */
+PyObject *pycow_asarray(PyObject *obj, const char *what);
 
 /* indexing.c --------------------------------------------------------- */
 extern PyMappingMethods pycow_mapping_methods;

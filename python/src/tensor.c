@@ -47,12 +47,10 @@ static PyObject *
 get_strides(PyObject *self, void *c)
 {
 	(void)c;
-	int n = cow_tensor_ndim(T(self));
 	int64_t bytes[COW_TENSOR_MAX_NDIM];
-	int64_t item = (int64_t)cow_dtype_size(cow_tensor_dtype(T(self)));
-	for (int i = 0; i < n; i++)
-		bytes[i] = cow_tensor_strides(T(self))[i] * item;
-	return pycow_int64_tuple(bytes, n);
+	if (pycow_byte_strides(T(self), bytes, "Tensor.strides") < 0)
+		return NULL;
+	return pycow_int64_tuple(bytes, cow_tensor_ndim(T(self)));
 }
 
 static PyObject *
@@ -80,6 +78,8 @@ static PyObject *
 get_nbytes(PyObject *self, void *c)
 {
 	(void)c;
+	/* The library keeps numel * itemsize within COW_STORAGE_MAX_NBYTES
+	 * (views and expands included). */
 	return PyLong_FromLongLong(cow_tensor_numel(T(self)) *
 	    (int64_t)cow_dtype_size(cow_tensor_dtype(T(self))));
 }
@@ -236,6 +236,18 @@ tensor_len(PyObject *self)
 	return (Py_ssize_t)cow_tensor_sizes(T(self))[0];
 }
 
+/* Iteration over dimension 0 (the sequence protocol's t[0], t[1], ...);
+ * a 0-d tensor has no dimension to iterate, as len() says. */
+static PyObject *
+tensor_iter(PyObject *self)
+{
+	if (cow_tensor_ndim(T(self)) == 0) {
+		PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+		return NULL;
+	}
+	return PySeqIter_New(self);
+}
+
 /* --- copies -------------------------------------------------------- */
 
 typedef cow_status_t (*copy_fn)(cow_tensor_t *, cow_tensor_t **);
@@ -256,6 +268,11 @@ copy_with(PyObject *self, copy_fn fn)
 	return view_result(st, &out);
 }
 
+/* Also copy.copy (METH_NOARGS) and copy.deepcopy (METH_O, @unused the
+ * memo): a tensor of its own, as NumPy's copies are; a lazy clone is one
+ * (O(1): the bytes are copied by the first write through either side, or
+ * now when the storage is pinned). A Tensor holds no Python object, so
+ * deepcopy has nothing more to copy. */
 static PyObject *
 m_lazy_clone(PyObject *self, PyObject *unused)
 {
@@ -279,28 +296,108 @@ m_contiguous(PyObject *self, PyObject *unused)
 	return copy_with(self, cow_tensor_contiguous);
 }
 
-/* --- views --------------------------------------------------------- */
+/* --- pickling ------------------------------------------------------ */
 
-static int
-as_int(PyObject *obj, int *out)
+/* pickle: cowstore._rebuild(data, dtype, shape, read_only), data the
+ * values' bytes in C order (a view pickles as its values), read_only
+ * whether the storage's memory is read-only (cow_storage_is_read_only:
+ * an unpickled copy is read-only memory too). */
+static PyObject *
+m_reduce(PyObject *self, PyObject *unused)
 {
-	long v = PyLong_AsLong(obj);
-	if (v == -1 && PyErr_Occurred())
-		return -1;
-	if (v < -COW_TENSOR_MAX_NDIM - 1 || v > COW_TENSOR_MAX_NDIM) {
-		PyErr_Format(PyExc_IndexError, "cowstore: dimension %ld out of "
-		    "range", v);
-		return -1;
+	(void)unused;
+	cow_tensor_t *t = T(self), *snap = NULL;
+	bool ro = false;
+	cow_status_t st;
+	PyObject *mod, *fn = NULL, *data = NULL, *shape = NULL, *r = NULL;
+
+	/* One read of @t, as a snapshot: values and flag of one moment. */
+	if (cow_tensor_is_functional(t)) {
+		PYCOW_LOCKED1(t, false, st = cow_functional_to_plain(t, &snap));
+	} else {
+		PYCOW_LOCKED1(t, false,
+		    ro = cow_storage_is_read_only(cow_tensor_storage(t));
+		    st = cow_tensor_clone(t, &snap));
 	}
-	*out = (int)v;
-	return 0;
+	if (pycow_check(st) < 0)
+		return NULL;
+	/* Contiguous (clone, to_plain): numel * itemsize bytes from the
+	 * first element, a size the library bounds. */
+	int64_t nbytes = cow_tensor_numel(snap) *
+	    (int64_t)cow_dtype_size(cow_tensor_dtype(snap));
+	const void *p = nbytes > 0 ? cow_tensor_const_data(snap) : NULL;
+	if (nbytes > 0 && p == NULL)
+		pycow_check(COW_EALIASING);
+	else if ((mod = PyImport_ImportModule("cowstore")) != NULL) {
+		fn = PyObject_GetAttrString(mod, "_rebuild");
+		Py_DECREF(mod);
+		data = PyBytes_FromStringAndSize(p, (Py_ssize_t)nbytes);
+		shape = get_shape(self, NULL);
+	}
+	if (fn != NULL && data != NULL && shape != NULL)
+		r = Py_BuildValue("O(OsOO)", fn, data,
+		    cow_dtype_name(cow_tensor_dtype(snap)), shape,
+		    ro ? Py_True : Py_False);
+	Py_XDECREF(fn);
+	Py_XDECREF(data);
+	Py_XDECREF(shape);
+	cow_tensor_release(snap);
+	return r;
 }
+
+/* cowstore._rebuild (pickle's reconstructor): read-only memory over @data
+ * itself (from_buffer(data, dtype, shape, read_only=True)), or a tensor
+ * holding a copy of it. */
+static PyObject *
+f_rebuild(PyObject *mod, PyObject *args)
+{
+	PyObject *data, *dtype_obj, *shape_obj, *r = NULL;
+	int read_only;
+	int64_t sizes[COW_TENSOR_MAX_NDIM], numel;
+	cow_dtype_t dtype;
+	cow_tensor_t *out = NULL;
+	Py_buffer view;
+
+	if (!PyArg_ParseTuple(args, "OOOp:_rebuild", &data, &dtype_obj,
+	    &shape_obj, &read_only))
+		return NULL;
+	if (read_only) {
+		PyObject *a = PyTuple_Pack(3, data, dtype_obj, shape_obj);
+		PyObject *kw = Py_BuildValue("{sO}", "read_only", Py_True);
+		if (a != NULL && kw != NULL)
+			r = pycow_from_buffer(mod, a, kw);
+		Py_XDECREF(a);
+		Py_XDECREF(kw);
+		return r;
+	}
+	int n = pycow_parse_shape(shape_obj, sizes, "_rebuild", "shape");
+	if (n < 0 || pycow_dtype_from_object(dtype_obj, &dtype, "_rebuild") < 0 ||
+	    pycow_shape_check(n, sizes, cow_dtype_size(dtype), &numel,
+	    "_rebuild") < 0 ||
+	    PyObject_GetBuffer(data, &view, PyBUF_C_CONTIGUOUS) < 0)
+		return NULL;
+	/* numel * itemsize fits: the shape check bounds it. */
+	if (view.len != numel * (int64_t)cow_dtype_size(dtype)) {
+		PyErr_Format(PyExc_ValueError, "_rebuild: shape %R of %s needs "
+		    "%lld bytes; data has %zd", shape_obj, cow_dtype_name(dtype),
+		    (long long)(numel * (int64_t)cow_dtype_size(dtype)),
+		    view.len);
+	} else {
+		cow_status_t st;
+		st = cow_tensor_from_data(dtype, n, sizes, view.buf, NULL, &out);
+		r = view_result(st, &out);
+	}
+	PyBuffer_Release(&view);
+	return r;
+}
+
+/* --- views --------------------------------------------------------- */
 
 static PyObject *
 m_reshape(PyObject *self, PyObject *args)
 {
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
-	int n = pycow_parse_shape(args, sizes);
+	int n = pycow_parse_shape(args, sizes, "reshape", "shape");
 	cow_tensor_t *out = NULL;
 	cow_status_t st;
 	if (n < 0)
@@ -314,7 +411,7 @@ static PyObject *
 m_view(PyObject *self, PyObject *args)
 {
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
-	int n = pycow_parse_shape(args, sizes);
+	int n = pycow_parse_shape(args, sizes, "view", "shape");
 	cow_tensor_t *out = NULL;
 	if (n < 0)
 		return NULL;
@@ -327,7 +424,7 @@ static PyObject *
 m_expand(PyObject *self, PyObject *args)
 {
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
-	int n = pycow_parse_shape(args, sizes);
+	int n = pycow_parse_shape(args, sizes, "expand", "sizes");
 	cow_tensor_t *out = NULL;
 	if (n < 0)
 		return NULL;
@@ -339,9 +436,12 @@ m_expand(PyObject *self, PyObject *args)
 static PyObject *
 m_transpose(PyObject *self, PyObject *args)
 {
+	PyObject *o0, *o1;
 	int d0, d1;
 	cow_tensor_t *out = NULL;
-	if (!PyArg_ParseTuple(args, "ii:transpose", &d0, &d1))
+	if (!PyArg_ParseTuple(args, "OO:transpose", &o0, &o1) ||
+	    pycow_dim_arg(o0, &d0, "transpose", "dim0") < 0 ||
+	    pycow_dim_arg(o1, &d1, "transpose", "dim1") < 0)
 		return NULL;
 	cow_status_t st;
 	PYCOW_VIEW(T(self), st = cow_tensor_transpose(T(self), d0, d1, &out));
@@ -353,14 +453,14 @@ m_permute(PyObject *self, PyObject *args)
 {
 	int64_t d64[COW_TENSOR_MAX_NDIM];
 	int dims[COW_TENSOR_MAX_NDIM];
-	int n = pycow_parse_shape(args, d64);
+	int n = pycow_parse_shape(args, d64, "permute", "dims");
 	cow_tensor_t *out = NULL;
 	if (n < 0)
 		return NULL;
 	for (int i = 0; i < n; i++) {
 		if (d64[i] < -COW_TENSOR_MAX_NDIM || d64[i] > COW_TENSOR_MAX_NDIM) {
-			PyErr_Format(PyExc_IndexError, "permute: dimension %lld "
-			    "out of range", (long long)d64[i]);
+			PyErr_Format(PyExc_IndexError, "permute: dims entry "
+			    "%lld is out of range", (long long)d64[i]);
 			return NULL;
 		}
 		dims[i] = (int)d64[i];
@@ -375,7 +475,7 @@ m_unsqueeze(PyObject *self, PyObject *arg)
 {
 	int d;
 	cow_tensor_t *out = NULL;
-	if (as_int(arg, &d) < 0)
+	if (pycow_dim_arg(arg, &d, "unsqueeze", "dim") < 0)
 		return NULL;
 	cow_status_t st;
 	PYCOW_VIEW(T(self), st = cow_tensor_unsqueeze(T(self), d, &out));
@@ -395,7 +495,7 @@ m_squeeze(PyObject *self, PyObject *args)
 		PYCOW_VIEW(T(self), st = cow_tensor_squeeze_all(T(self), &out));
 		return view_result(st, &out);
 	}
-	if (as_int(dim, &d) < 0)
+	if (pycow_dim_arg(dim, &d, "squeeze", "dim") < 0)
 		return NULL;
 	PYCOW_VIEW(T(self), st = cow_tensor_squeeze(T(self), d, &out));
 	return view_result(st, &out);
@@ -529,27 +629,26 @@ tensor_repr(PyObject *self)
 {
 	cow_tensor_t *t = T(self);
 	const char *dtype = cow_dtype_name(cow_tensor_dtype(t));
-	if (cow_tensor_numel(t) > REPR_MAX_ELEMENTS) {
+	int64_t numel = cow_tensor_numel(t);
+	if (numel > REPR_MAX_ELEMENTS || numel == 0) {
+		/* No elements: NumPy's "array([], shape=...)"; nested empty
+		 * lists could be as many as the other sizes multiply to. */
 		PyObject *shape = get_shape(self, NULL);
 		if (shape == NULL)
 			return NULL;
-		PyObject *r = PyUnicode_FromFormat("tensor(shape=%R, dtype=%s)",
-		    shape, dtype);
+		PyObject *r = numel == 0 ?
+		    PyUnicode_FromFormat("tensor([], shape=%R, dtype=%s)", shape,
+		    dtype) :
+		    PyUnicode_FromFormat("tensor(shape=%R, dtype=%s)", shape,
+		    dtype);
 		Py_DECREF(shape);
 		return r;
 	}
 	PyObject *values = m_tolist(self, NULL);
 	if (values == NULL)
 		return NULL;
-	PyObject *r;
-	if (cow_tensor_numel(t) == 0) {
-		PyObject *shape = get_shape(self, NULL);
-		r = shape == NULL ? NULL : PyUnicode_FromFormat(
-		    "tensor(%R, shape=%R, dtype=%s)", values, shape, dtype);
-		Py_XDECREF(shape);
-	} else {
-		r = PyUnicode_FromFormat("tensor(%R, dtype=%s)", values, dtype);
-	}
+	PyObject *r = PyUnicode_FromFormat("tensor(%R, dtype=%s)", values,
+	    dtype);
 	Py_DECREF(values);
 	return r;
 }
@@ -573,6 +672,12 @@ PyMethodDef pycow_tensor_methods[] = {
 	{ "lazy_clone", m_lazy_clone, METH_NOARGS,
 	  "an O(1) copy-on-write copy (eager when the storage is pinned)" },
 	{ "clone", m_clone, METH_NOARGS, "an eager contiguous copy" },
+	{ "__copy__", m_lazy_clone, METH_NOARGS,
+	  "copy.copy(t): a lazy clone, a tensor of its own" },
+	{ "__deepcopy__", m_lazy_clone, METH_O,
+	  "copy.deepcopy(t): a lazy clone, a tensor of its own" },
+	{ "__reduce__", m_reduce, METH_NOARGS,
+	  "pickle: dtype, shape, the values in C order, read-only memory" },
 	{ "contiguous", m_contiguous, METH_NOARGS,
 	  "self when contiguous, else an eager contiguous copy" },
 	{ "reshape", m_reshape, METH_VARARGS,
@@ -603,9 +708,6 @@ static PySequenceMethods tensor_sequence = {
 	.sq_item = pycow_tensor_item,
 };
 
-/* The type's methods: pycow_tensor_methods, then ops.c's. */
-static PyMethodDef all_methods[64];
-
 PyTypeObject pycow_tensor_type = {
 	PyVarObject_HEAD_INIT(NULL, 0)
 	.tp_name = "cowstore.Tensor",
@@ -619,21 +721,39 @@ PyTypeObject pycow_tensor_type = {
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_doc = "A strided tensor over a copy-on-write storage (docs/python.md).",
 	.tp_weaklistoffset = offsetof(pycow_tensor, weakrefs),
-	.tp_methods = all_methods,
+	.tp_iter = tensor_iter,
 	.tp_getset = pycow_tensor_getset,
 };
 
 
+static size_t
+count_methods(const PyMethodDef *m)
+{
+	size_t n = 0;
+
+	while (m[n].ml_name != NULL)
+		n++;
+	return n;
+}
+
 int
 pycow_tensor_type_ready(void)
 {
-	size_t n = 0;
-	for (PyMethodDef *m = pycow_tensor_methods; m->ml_name != NULL; m++)
-		all_methods[n++] = *m;
-	for (PyMethodDef *m = pycow_op_methods; m->ml_name != NULL; m++)
-		all_methods[n++] = *m;
-	if (n >= sizeof all_methods / sizeof all_methods[0])
-		Py_FatalError("cowstore: too many Tensor methods");
+	/* The type's methods: pycow_tensor_methods, then ops.c's, in a table
+	 * sized by both, which the static type keeps for the life of the
+	 * process. */
+	if (pycow_tensor_type.tp_methods == NULL) {
+		size_t a = count_methods(pycow_tensor_methods);
+		size_t b = count_methods(pycow_op_methods);
+		PyMethodDef *all = PyMem_RawCalloc(a + b + 1, sizeof *all);
+		if (all == NULL) {
+			PyErr_NoMemory();
+			return -1;
+		}
+		memcpy(all, pycow_tensor_methods, a * sizeof *all);
+		memcpy(all + a, pycow_op_methods, b * sizeof *all);
+		pycow_tensor_type.tp_methods = all;
+	}
 	return PyType_Ready(&pycow_tensor_type);
 }
 
@@ -656,9 +776,9 @@ make(PyObject *args, PyObject *kw, const char *fname, make_fn fn)
 	snprintf(fmt, sizeof fmt, "O|O:%s", fname);
 	if (!PyArg_ParseTupleAndKeywords(args, kw, fmt, kwlist, &shape, &dtype_obj))
 		return NULL;
-	int n = pycow_parse_shape(shape, sizes);
+	int n = pycow_parse_shape(shape, sizes, fname, "shape");
 	if (n < 0 || (dtype_obj != NULL && dtype_obj != Py_None &&
-	    pycow_dtype_from_object(dtype_obj, &dtype) < 0))
+	    pycow_dtype_from_object(dtype_obj, &dtype, fname) < 0))
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
 	st = fn(dtype, n, sizes, NULL, &out);
@@ -693,9 +813,9 @@ f_full(PyObject *mod, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O:full", kwlist, &shape,
 	    &value, &dtype_obj))
 		return NULL;
-	int n = pycow_parse_shape(shape, sizes);
+	int n = pycow_parse_shape(shape, sizes, "full", "shape");
 	if (n < 0 || (dtype_obj != NULL && dtype_obj != Py_None &&
-	    pycow_dtype_from_object(dtype_obj, &dtype) < 0))
+	    pycow_dtype_from_object(dtype_obj, &dtype, "full") < 0))
 		return NULL;
 	if (pycow_check(cow_tensor_empty(dtype, n, sizes, NULL, &out)) < 0)
 		return NULL;
@@ -711,16 +831,17 @@ f_arange(PyObject *mod, PyObject *args, PyObject *kw)
 {
 	(void)mod;
 	static char *kwlist[] = { "n", "dtype", NULL };
-	long long n;
-	PyObject *dtype_obj = NULL;
+	int64_t n;
+	PyObject *n_obj, *dtype_obj = NULL;
 	cow_dtype_t dtype = COW_DTYPE_INT64;
 	cow_tensor_t *out = NULL;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "L|O:arange", kwlist, &n,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:arange", kwlist, &n_obj,
 	    &dtype_obj))
 		return NULL;
-	if (dtype_obj != NULL && dtype_obj != Py_None &&
-	    pycow_dtype_from_object(dtype_obj, &dtype) < 0)
+	if (pycow_int64_arg(n_obj, &n, "arange", "n") < 0 ||
+	    (dtype_obj != NULL && dtype_obj != Py_None &&
+	    pycow_dtype_from_object(dtype_obj, &dtype, "arange") < 0))
 		return NULL;
 	return view_result(cow_tensor_arange(dtype, n, NULL, &out), &out);
 }
@@ -735,17 +856,22 @@ f_tensor(PyObject *mod, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:tensor", kwlist, &data,
 	    &dtype_obj))
 		return NULL;
-	if (pycow_is_scalar(data) || PyList_Check(data) ||
-	    (PyTuple_Check(data) && !pycow_tensor_check(data)))
+	/* Nested sequences (and scalars) straight to the dtype: through
+	 * asarray's default dtype first, an int beyond int64 could not reach
+	 * a float dtype. */
+	if (pycow_is_scalar(data) || (!pycow_tensor_check(data) &&
+	    !PyObject_CheckBuffer(data) && !PyCapsule_CheckExact(data) &&
+	    !PyObject_HasAttrString(data, "__dlpack__")))
 		return pycow_tensor_from_sequence(data, dtype_obj);
 	/* A Tensor, a DLPack producer or a buffer: an eager copy. */
-	PyObject *src = pycow_asarray(data);
+	PyObject *src = pycow_asarray(data, "tensor: data");
 	if (src == NULL)
 		return NULL;
 	cow_dtype_t dtype = cow_tensor_dtype(T(src));
 	cow_tensor_t *out = NULL;
 	cow_status_t st;
-	if (dtype_obj != Py_None && pycow_dtype_from_object(dtype_obj, &dtype) < 0) {
+	if (dtype_obj != Py_None &&
+	    pycow_dtype_from_object(dtype_obj, &dtype, "tensor") < 0) {
 		Py_DECREF(src);
 		return NULL;
 	}
@@ -766,7 +892,7 @@ static PyObject *
 f_asarray(PyObject *mod, PyObject *obj)
 {
 	(void)mod;
-	return pycow_asarray(obj);
+	return pycow_asarray(obj, "asarray: obj");
 }
 
 PyMethodDef pycow_create_functions[] = {
@@ -781,6 +907,8 @@ PyMethodDef pycow_create_functions[] = {
 	{ "tensor", (PyCFunction)(void (*)(void))f_tensor,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "tensor(data, dtype=None): a new tensor holding a copy of data" },
+	{ "_rebuild", f_rebuild, METH_VARARGS,
+	  "_rebuild(data, dtype, shape, read_only): pickle's reconstructor" },
 	{ "asarray", f_asarray, METH_O,
 	  "asarray(obj): obj as a Tensor, zero copy when it can be" },
 	{ "from_buffer", (PyCFunction)(void (*)(void))pycow_from_buffer,

@@ -30,8 +30,10 @@ def main():
         return usage()
     limit = float(sys.argv[1])
     expect = re.compile(sys.argv[3])
+    # --capture=sys: a sanitizer's report goes to file descriptor 2, which
+    # pytest's default capture would keep in a file an abort never prints.
     cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p",
-           "no:cacheprovider"] + sys.argv[4:]
+           "no:cacheprovider", "--capture=sys"] + sys.argv[4:]
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, timeout=limit)

@@ -886,3 +886,102 @@ def test_numpy_method():
     assert not r.flags.writeable
     assert r.strides == (4, 12)
     assert addr(r) == t.data_ptr()
+
+
+# ---------------------------------------------------------------------------
+# Iteration, and Python ints beyond 64 bits (issue 36).
+
+def test_zero_d_tensor_is_not_iterable():
+    """As NumPy: iterating a 0-d array is a TypeError (it gave [])."""
+    with pytest.raises(TypeError, match="iteration over a 0-d"):
+        list(np.array(5))
+    for t in (cowstore.tensor(5), cowstore.zeros(()), cowstore.arange(3)[1]):
+        with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+            list(t)
+        with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+            iter(t)
+    rows = list(cowstore.arange(6).reshape(2, 3))
+    assert [r.tolist() for r in rows] == [[0, 1, 2], [3, 4, 5]]
+    assert list(cowstore.zeros((0, 3))) == []
+
+
+BIG_INTS = (2**63, 2**64, 2**64 + 1, 3**50, -2**63 - 1, -2**70, 2**100)
+NUMPY_FLOATS = ("float16", "float32", "float64", "complex64", "complex128")
+
+
+def numpy_full(value, dtype):
+    """What NumPy stores for `value` in `dtype` (bool: any nonzero int)."""
+    return np.full(2, value, dtype=np.dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", NUMPY_FLOATS + ("bool",))
+@pytest.mark.parametrize("value", BIG_INTS)
+def test_big_ints_convert_to_float_dtypes_as_numpy(dtype, value):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # float16: inf
+        want = numpy_full(value, dtype)
+    t = cowstore.zeros(2, dtype=dtype)
+    t.fill_(value)
+    got = [cowstore.full(2, value, dtype=dtype), t,
+           cowstore.tensor([value, value], dtype=dtype),
+           cowstore.tensor([[value], [value]], dtype=dtype).reshape(2)]
+    t2 = cowstore.zeros(2, dtype=dtype)
+    t2[:] = value
+    got.append(t2)
+    for g in got:
+        np.testing.assert_array_equal(to_numpy_values(g), want)
+    if dtype != "bool":
+        # scalar ops: the int converted to the tensor's dtype, as above
+        z = cowstore.zeros(2, dtype=dtype)
+        np.testing.assert_array_equal(to_numpy_values(z + value), want)
+        z += value
+        np.testing.assert_array_equal(to_numpy_values(z), want)
+        one = cowstore.full(2, 1, dtype=dtype)
+        np.testing.assert_array_equal(to_numpy_values(one * value), want)
+
+
+def test_big_ints_in_bfloat16_through_float64():
+    t = cowstore.full(3, 2**64, dtype="bfloat16")
+    assert t.tolist() == [float(2**64)] * 3      # 2**64 is exact there
+    assert cowstore.tensor([2**70, 1], dtype="bfloat16").tolist() == \
+        [float(2**70), 1.0]
+
+
+def test_ints_beyond_float64_overflow_as_numpy():
+    with pytest.raises(OverflowError):
+        np.full(1, 2**1024, dtype=np.float64)
+    for call in (lambda: cowstore.full(1, 2**1024, dtype="float64"),
+                 lambda: cowstore.zeros(1, dtype="float32").fill_(-2**1024),
+                 lambda: cowstore.tensor([2**1024], dtype="float64"),
+                 lambda: cowstore.zeros(1, dtype="float64") + 2**1024):
+        with pytest.raises(OverflowError):
+            call()
+
+
+@pytest.mark.parametrize("dtype", ("int8", "int32", "int64", "uint8",
+                                   "uint32", "uint64"))
+def test_big_ints_into_integer_dtypes_raise_as_numpy(dtype):
+    for value in (2**64, -2**63 - 1, 2**100):
+        with pytest.raises(OverflowError):
+            np.full(1, value, dtype=np.dtype(dtype))
+        for call in (lambda: cowstore.full(1, value, dtype=dtype),
+                     lambda: cowstore.zeros(1, dtype=dtype).fill_(value),
+                     lambda: cowstore.tensor([value], dtype=dtype),
+                     lambda: cowstore.zeros(1, dtype=dtype) + value):
+            with pytest.raises(OverflowError):
+                call()
+
+
+def test_big_ints_without_a_dtype():
+    """NumPy makes object arrays of these; cowstore has no object dtype
+    and asks for one that holds them. Up to 2**64 - 1 uint64 does."""
+    for data in ([2**64], [1.5, 2**64], 2**64, [[1], [-2**63 - 1]]):
+        with pytest.raises(OverflowError, match="pass a dtype"):
+            cowstore.tensor(data)
+    assert cowstore.tensor([2**63, 2**64 - 1, 5], dtype="uint64").tolist() \
+        == [2**63, 2**64 - 1, 5]
+    assert cowstore.full(1, 2**64 - 1, dtype="uint64").tolist() == [2**64 - 1]
+    with pytest.raises(OverflowError):
+        cowstore.tensor([2**64], dtype="uint64")
+    with pytest.raises(OverflowError):
+        cowstore.tensor([2**63, 1.5], dtype="uint64")

@@ -580,3 +580,129 @@ def test_copy_from_unconvertible():
 def test_tensor_from_ragged_list():
     with pytest.raises((ValueError, TypeError)):
         cowstore.tensor([[1, 2], [3]])
+
+
+# ---------------------------------------------------------------------------
+# Errors name the function and the argument the user called.
+
+def test_from_dlpack_device_errors_name_from_dlpack_and_device():
+    a = np.zeros(3)
+    with pytest.raises(BufferError,
+                       match=r"^from_dlpack: device 'cuda' is not available"):
+        cowstore.from_dlpack(a, device="cuda")
+    with pytest.raises(BufferError, match=r"^from_dlpack: device \(2, 0\)"):
+        cowstore.from_dlpack(a, device=(2, 0))
+    with pytest.raises(BufferError, match=r"^from_dlpack: device \(1, 2\*\*70"
+                       r"|^from_dlpack: device \(1, 1180591620717411303424\)"):
+        cowstore.from_dlpack(a, device=(1, 2**70))
+    for bad in (3, (1,), ("1", 0), "CPU "):
+        with pytest.raises((TypeError, BufferError),
+                           match=r"^from_dlpack: device "):
+            cowstore.from_dlpack(a, device=bad)
+    for ok in (None, "cpu", (1, 0)):
+        assert cowstore.from_dlpack(a, device=ok).shape == (3,)
+
+
+def test_dlpack_keyword_errors_name_dlpack_and_the_keyword():
+    t = cowstore.zeros(3)
+    with pytest.raises(TypeError, match=r"^__dlpack__: dl_device is None"):
+        t.__dlpack__(dl_device="cpu")
+    with pytest.raises(TypeError, match=r"^__dlpack__: dl_device is None"):
+        t.__dlpack__(dl_device=(1, "0"))
+    with pytest.raises(TypeError, match=r"^__dlpack__: max_version is None"):
+        t.__dlpack__(max_version=("1", 0))
+    with pytest.raises(TypeError, match=r"^__dlpack__: max_version is None"):
+        t.__dlpack__(max_version=1)
+
+
+@pytest.mark.parametrize("call, prefix", [
+    (lambda: cowstore.zeros(3).sum(dim="0"), "sum: dim is an int"),
+    (lambda: cowstore.zeros(3).sum(dim=2**70), "sum: dim"),
+    (lambda: cowstore.zeros((2, 3)).transpose(0, "1"),
+     "transpose: dim1 is an int"),
+    (lambda: cowstore.zeros((2, 3)).transpose(1.0, 0),
+     "transpose: dim0 is an int"),
+    (lambda: cowstore.zeros((2, 3)).unsqueeze("0"), "unsqueeze: dim"),
+    (lambda: cowstore.zeros((2, 1)).squeeze(1.5), "squeeze: dim"),
+    (lambda: cowstore.zeros("3"), "zeros: shape is an int or a sequence"),
+    (lambda: cowstore.empty((2, "3")), "empty: each entry of shape is an int"),
+    (lambda: cowstore.full((2, 2**64), 1), "full: each entry of shape"),
+    (lambda: cowstore.zeros(2, dtype="float31"), "zeros: unknown dtype"),
+    (lambda: cowstore.tensor([1], dtype="float31"),
+     "cowstore.tensor: unknown dtype"),
+    (lambda: cowstore.arange("4"), "arange: n is an int"),
+    (lambda: cowstore.arange(3, dtype="x"), "arange: unknown dtype"),
+    (lambda: cowstore.zeros(6).reshape(2, "3"), "reshape: each entry of shape"),
+    (lambda: cowstore.zeros(6).view("6"), "view: shape"),
+    (lambda: cowstore.zeros(1).expand(None), "expand: sizes"),
+    (lambda: cowstore.zeros((2, 3)).permute(0, "1"), "permute: each entry of dims"),
+    (lambda: cowstore.from_buffer(b"1234", dtype="x"), "from_buffer: unknown"),
+    (lambda: cowstore.from_buffer(b"1234", shape=(1, "4")),
+     "from_buffer: each entry of shape"),
+    (lambda: cowstore.zeros(2).copy_("ab"), "copy_: src: "),
+    (lambda: cowstore.asarray({}), "asarray: obj: "),
+    (lambda: cowstore.zeros(2).__setitem__(0, "a"), "__setitem__: value: "),
+])
+def test_argument_errors_name_the_function_and_argument(call, prefix):
+    with pytest.raises((TypeError, ValueError, OverflowError, IndexError)) as e:
+        call()
+    assert message(e).startswith(prefix), message(e)
+
+
+# ---------------------------------------------------------------------------
+# Sizes and strides the module multiplies (issue 36): each product checked,
+# with the C API's errors.
+
+def test_nested_sequences_whose_element_count_overflows():
+    # The element count wraps to 0 in 64 bits: a heap overflow before.
+    with pytest.raises(OverflowError, match="cowstore.tensor: the element "
+                       "count of shape .1048576, 17592186044416. overflows"):
+        cowstore.tensor([range(2**44)] * 2**20)
+    with pytest.raises(OverflowError, match="element count"):
+        cowstore.tensor([[range(2**32)] * 2**16] * 2**16)
+    with pytest.raises(MemoryError):
+        cowstore.tensor([range(2**40)] * 2**20)    # 2**60 elements
+
+
+def test_nested_sequence_items_made_on_demand():
+    # A range makes the items it returns: the shape walk must hold them.
+    t = cowstore.tensor([range(1000, 1003), range(2000, 2003)])
+    assert t.tolist() == [[1000, 1001, 1002], [2000, 2001, 2002]]
+    assert cowstore.tensor(range(10**6, 10**6 + 2)).tolist() == [10**6,
+                                                                 10**6 + 1]
+
+
+def test_byte_strides_of_empty_tensors_never_wrap():
+    t = cowstore.empty((0, 2**63 - 1))
+    assert t.stride() == (2**63 - 1, 1)
+    # 4 * (2**63 - 1) bytes: a stride no element applies, saturated as
+    # stride() is; (-4, 4) before (a wrapped product).
+    assert t.strides == (2**63 - 1, 4)
+    assert memoryview(t).strides == (2**63 - 1, 4)
+    assert t.nbytes == 0 and t.numel() == 0 and t.tolist() == []
+    with pytest.raises(ValueError):      # NumPy's own limit
+        np.asarray(t)
+    u = cowstore.zeros((3, 0, 2**62), dtype="complex128")
+    assert all(0 <= s <= 2**63 - 1 for s in u.strides)
+    with pytest.raises(ValueError):
+        u.numpy()
+    assert cowstore.zeros((3, 0, 5)).numpy().shape == (3, 0, 5)
+
+
+def test_from_buffer_shape_products_are_checked():
+    with pytest.raises(OverflowError, match="from_buffer: the element count"):
+        cowstore.from_buffer(b"1234", dtype="int32", shape=(2**62, 2**62))
+    with pytest.raises(OverflowError, match="from_buffer: shape .* exceeds"):
+        cowstore.from_buffer(b"1234", dtype="int32", shape=(2**61, 2))
+    with pytest.raises(ValueError, match="from_buffer: size -4 at dim 1"):
+        cowstore.from_buffer(b"1234", dtype="int32", shape=(1, -4))
+    with pytest.raises(ValueError, match="from_buffer: shape"):
+        cowstore.from_buffer(b"1234", dtype="int32", shape=(2**61, 0, 1))
+    t = cowstore.from_buffer(b"", dtype="int32", shape=(2**62, 0, 2**62))
+    assert t.shape == (2**62, 0, 2**62) and t.numel() == 0
+
+
+def test_repr_of_an_empty_tensor_with_huge_sizes():
+    t = cowstore.zeros((2**62, 0))
+    assert repr(t) == "tensor([], shape=(4611686018427387904, 0), " \
+        "dtype=float32)"
