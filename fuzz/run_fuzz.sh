@@ -5,7 +5,9 @@
 #
 # clean: pass when the run ends with no finding; on a finding print each
 #        reproducer's path and bytes (hex) and fail.
-# find:  the negative control: pass only when the run finds a crash.
+# find:  the negative control: pass only when the run finds a crash, and,
+#        when FUZZ_EXPECT is set, only when the run's output contains it
+#        (the finding is the one the control names).
 # WORKDIR is emptied; new corpus entries go to WORKDIR/corpus and findings
 # to WORKDIR/artifacts, never into the committed seed directories.
 set -u
@@ -19,10 +21,19 @@ case $mode in clean|find) ;; *) echo "$0: bad mode $mode" >&2; exit 2;; esac
 rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts" || exit 2
 
-"$fuzzer" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
-    "$work/corpus" "$@"
-rc=$?
+expect=${FUZZ_EXPECT:-}
+if [ "$mode" = find ] && [ -n "$expect" ]; then
+	"$fuzzer" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+	    "$work/corpus" "$@" > "$work/log" 2>&1
+	rc=$?
+	cat "$work/log"
+else
+	"$fuzzer" -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
+	    -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+	    "$work/corpus" "$@"
+	rc=$?
+fi
 
 found=0
 for f in "$work"/artifacts/*; do
@@ -37,6 +48,10 @@ done
 
 if [ "$mode" = find ]; then
 	if [ "$rc" -ne 0 ] && [ "$found" -gt 0 ]; then
+		if [ -n "$expect" ] && ! grep -qF -- "$expect" "$work/log"; then
+			echo "=== negative control FAILED: a finding without '$expect' (exit $rc)"
+			exit 1
+		fi
 		echo "=== negative control: the fuzzer found the planted bug (exit $rc)"
 		exit 0
 	fi
