@@ -34,8 +34,10 @@ bool cow__json_expect(struct cow__json *j, char c, const char *context);
 /* A string, decoded into @out (room for as many bytes as the string's
  * source text; decoding never grows it) and NUL-terminated; *len is its
  * length. Escapes, surrogate pairs and control characters as RFC 8259
- * says; a NUL (\u0000) is refused. */
-bool cow__json_string(struct cow__json *j, char *out, size_t *len);
+ * says; a NUL (\u0000) is refused unless @nul_ok (then @out may hold
+ * NULs: compare it by *len). */
+bool cow__json_string(struct cow__json *j, char *out, size_t *len,
+    bool nul_ok);
 
 /* A non-negative integer (no sign, fraction or exponent) that fits in 64
  * bits. @what names it in an error. */

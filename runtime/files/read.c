@@ -162,16 +162,34 @@ struct st_parse {
 	cow_status_t oom;         /* COW_ENOMEM once an allocation failed */
 };
 
+/* The next string, decoded into the arena; @nul_ok: it may hold \u0000
+ * (only a key of a tensor's entry may: names, dtypes and metadata are
+ * given as C strings), and *len is its length. */
 static const char *
-next_string(struct st_parse *ps)
+string_at(struct st_parse *ps, bool nul_ok, size_t *len)
 {
 	const char *s = ps->strings;
 	size_t n;
 
-	if (!cow__json_string(&ps->j, ps->strings, &n))
+	if (!cow__json_string(&ps->j, ps->strings, &n, nul_ok))
 		return NULL;
 	ps->strings += n + 1;
+	if (len != NULL)
+		*len = n;
 	return s;
+}
+
+static const char *
+next_string(struct st_parse *ps)
+{
+	return string_at(ps, false, NULL);
+}
+
+/* The decoded key @key of @len bytes is @word. */
+static bool
+key_is(const char *key, size_t len, const char *word)
+{
+	return len == strlen(word) && memcmp(key, word, len) == 0;
 }
 
 static bool
@@ -212,8 +230,8 @@ parse_metadata(struct st_parse *ps)
 }
 
 /* One tensor's entry: {"dtype": ..., "shape": [...], "data_offsets":
- * [begin, end]}; other keys are skipped, as the reference reader skips
- * them. */
+ * [begin, end]}, each once; other keys are skipped, as the reference
+ * reader skips them (it refuses a field twice, and so does this). */
 static bool
 parse_tensor(struct st_parse *ps, const char *name)
 {
@@ -228,19 +246,23 @@ parse_tensor(struct st_parse *ps, const char *name)
 		return false;
 	if (!cow__json_take(j, '}')) {
 		do {
-			const char *key = next_string(ps);
+			size_t len;
+			const char *key = string_at(ps, true, &len);
 
 			if (key == NULL ||
 			    !cow__json_expect(j, ':', "after a key"))
 				return false;
-			if (strcmp(key, "dtype") == 0) {
+			if (key_is(key, len, "dtype")) {
+				if (dtype != NULL)
+					return cow__json_fail(j, "tensor "
+					    "\"%s\": two dtypes", name);
 				cow__json_ws(j);
 				if (j->p >= j->end || *j->p != '"')
 					return cow__json_fail(j, "tensor \"%s\": "
 					    "dtype is not a string", name);
 				if ((dtype = next_string(ps)) == NULL)
 					return false;
-			} else if (strcmp(key, "shape") == 0) {
+			} else if (key_is(key, len, "shape")) {
 				if (have_shape)
 					return cow__json_fail(j, "tensor "
 					    "\"%s\": two shapes", name);
@@ -270,7 +292,10 @@ parse_tensor(struct st_parse *ps, const char *name)
 				} while (cow__json_take(j, ','));
 				if (!cow__json_expect(j, ']', "to end a shape"))
 					return false;
-			} else if (strcmp(key, "data_offsets") == 0) {
+			} else if (key_is(key, len, "data_offsets")) {
+				if (have_offsets)
+					return cow__json_fail(j, "tensor "
+					    "\"%s\": two data_offsets", name);
 				have_offsets = true;
 				if (!cow__json_expect(j, '[', "for "
 				    "data_offsets (a list of two integers)") ||
