@@ -152,6 +152,13 @@ def files():
         [("u8", "U8", [3]), ("f32", "F32", [2]), ("b", "BOOL", [1]),
          ("f64", "F64", [1]), ("i16", "I16", [3]), ("c64", "C64", [1])],
         layout="given", pad=False)
+    # C64 needs 4-byte alignment (one part, tensor.h), F64 8: at 4 mod 8
+    # the first is mapped as it is, the second copied.
+    out["valid--complex-at-4-mod-8"] = raw(
+        pad8('{"u":' + entry("U32", [1], 0, 4) + ',"c":' +
+             entry("C64", [1], 4, 12) + ',"d":' + entry("F64", [1], 12, 20) +
+             ',"v":' + entry("U32", [1], 20, 24) + "}"),
+        pattern("x", 24, "U8"))
     out["valid--unknown-keys"] = base(
         a=entry("F32", [2], 0, 8, ',"extra":{"x":[1,-2.5e-3,1E+2,true,'
                 'false,null,{"y":"\\u00e9"}],"x":0},"":[]'),

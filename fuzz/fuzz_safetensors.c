@@ -15,7 +15,8 @@
  *   name), the metadata in the header's order (cow_safetensors_metadata_get
  *   of each key), and the out-of-range answers the header documents;
  * - every tensor from cow_safetensors_get has its dtype and shape, is
- *   contiguous, is aligned to its element size, and holds the file's bytes;
+ *   contiguous, is aligned as tensor.h asks (its element size; for C64,
+ *   4), and holds the file's bytes;
  *   mapped, an aligned tensor taken twice is the same memory (no copy);
  *   with pread, two buffers of their own; cow_safetensors_stats counts the
  *   tensors taken and the copies made for alignment;
@@ -222,12 +223,22 @@ extent(const struct stref_tensor *t)
 	return t->end - t->begin;
 }
 
-/* Tensor @i's bytes sit at an address aligned to its element size in a
- * mapping of the file (mappings start on a page). */
+/* The alignment a tensor's data needs (include/cowstore/tensor.h,
+ * cow_tensor_from_external: the element size; for complex dtypes, the
+ * size of one part). */
+static unsigned
+alignment(const struct stref_tensor *t)
+{
+	return t->dtype == COW_DTYPE_COMPLEX64 ? t->elem_size / 2 :
+	    t->elem_size;
+}
+
+/* The tensor's bytes sit at an aligned address in a mapping of the file
+ * (mappings start on a page). */
 static bool
 aligned_in_file(const struct run *x, const struct stref_tensor *t)
 {
-	return (x->ref->data_start + t->begin) % t->elem_size == 0;
+	return (x->ref->data_start + t->begin) % alignment(t) == 0;
 }
 
 static void
@@ -364,9 +375,9 @@ check_tensor(const struct run *x, const struct stref_tensor *t,
 			    "but read_data gives non-NULL", which, t->name);
 		return;
 	}
-	if (p == NULL || (uintptr_t)p % t->elem_size != 0)
+	if (p == NULL || (uintptr_t)p % alignment(t) != 0)
 		st_fail(x, "tensor mismatch", "%s \"%s\": data %p is not "
-		    "aligned to %u bytes", which, t->name, p, t->elem_size);
+		    "aligned to %u bytes", which, t->name, p, alignment(t));
 	if (memcmp(p, expect, (size_t)extent(t)) != 0)
 		st_fail(x, "tensor mismatch", "%s \"%s\": its bytes are not "
 		    "the file's", which, t->name);
