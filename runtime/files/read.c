@@ -564,8 +564,10 @@ index_header(cow_safetensors_t *f, const char *text, size_t n,
 	if (!parse_header(&ps))
 		return ps.oom != COW_OK ? ps.oom :
 		    format_error(path, "%s", ps.j.error);
+	/* No dims at all (every tensor a scalar): NULL sizes, never
+	 * NULL + 0. */
 	for (size_t i = 0; i < f->count; i++)
-		f->tensors[i].sizes = f->dims +
+		f->tensors[i].sizes = f->dims == NULL ? NULL : f->dims +
 		    (uintptr_t)f->tensors[i].sizes;
 	return check_tensors(f, path);
 }
@@ -630,8 +632,9 @@ open_file(cow_safetensors_t *f, const char *path, unsigned flags)
 		return COW_ENOMEM;
 	if (n > 0 && pread_all(f->fd, text, (size_t)n, 8) != (ssize_t)n)
 		st = io_error("pread", path);
-	else
-		st = index_header(f, text, (size_t)n, path);
+	else /* an empty header has no buffer: never NULL + 0 */
+		st = index_header(f, text != NULL ? text : "", (size_t)n,
+		    path);
 	cow__free(cow_allocator_default(), text, (size_t)n);
 	return st;
 }
