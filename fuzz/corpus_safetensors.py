@@ -4,8 +4,9 @@
     /usr/bin/python3 fuzz/corpus_safetensors.py
 
 writes fuzz/corpus/fuzz_safetensors/ (valid files, and one or more files
-per rule, each breaking that rule alone) and the negative control's input
-fuzz/controls/fuzz_safetensors/. The files are committed; run this again
+per rule, each breaking that rule alone), the negative control's input
+fuzz/controls/fuzz_safetensors/ and its fuzzing run's seeds (the valid
+files) fuzz/controls/fuzz_safetensors_valid/. The files are committed; run this again
 after changing it. It replaces the files it writes (valid--*, rule-*) and
 leaves the others (fuzzer findings, kept under their own names) alone.
 
@@ -24,6 +25,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus", "fuzz_safetensors")
 CONTROLS = os.path.join(HERE, "controls", "fuzz_safetensors")
+# The fuzzing-level control's seeds: the valid files.
+VALID = os.path.join(HERE, "controls", "fuzz_safetensors_valid")
 
 SIZE = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "U16": 2, "I32": 4, "U32": 4,
         "I64": 8, "U64": 8, "F16": 2, "BF16": 2, "F32": 4, "F64": 8,
@@ -384,15 +387,17 @@ def files():
 
 
 def main():
-    os.makedirs(CORPUS, exist_ok=True)
-    os.makedirs(CONTROLS, exist_ok=True)
-    for name in os.listdir(CORPUS):
-        if name.startswith("valid--") or name.startswith("rule-"):
-            os.unlink(os.path.join(CORPUS, name))
+    for d in (CORPUS, CONTROLS, VALID):
+        os.makedirs(d, exist_ok=True)
+    for d in (CORPUS, VALID):
+        for name in os.listdir(d):
+            if name.startswith("valid--") or name.startswith("rule-"):
+                os.unlink(os.path.join(d, name))
     made = files()
     for name, data in sorted(made.items()):
-        with open(os.path.join(CORPUS, name), "wb") as f:
-            f.write(data)
+        for d in (CORPUS, VALID) if name.startswith("valid--") else (CORPUS,):
+            with open(os.path.join(d, name), "wb") as f:
+                f.write(data)
     # The negative control (a validator that accepts bytes after the last
     # tensor) must be caught on this file.
     with open(os.path.join(CONTROLS, "trailing-one-byte"), "wb") as f:
