@@ -528,26 +528,18 @@ value:
 		    "%zu levels deep in an ignored value", r->i, depth);
 	switch (c = peek(r)) {
 	case '{':
-		r->i++;
-		if (push(r, &depth, '{') != 0)
-			return -1;
-		skip_ws(r);
-		if (peek(r) == '}') {
-			r->i++;
-			depth--;
-			break;
-		}
-		goto member;
 	case '[':
 		r->i++;
-		if (push(r, &depth, '[') != 0)
+		if (push(r, &depth, (char)c) != 0)
 			return -1;
 		skip_ws(r);
-		if (peek(r) == ']') {
+		if (peek(r) == (c == '{' ? '}' : ']')) {
 			r->i++;
 			depth--;
 			break;
 		}
+		if (c == '{')
+			goto member;
 		goto value;
 	case '"':
 		if (parse_string(r, NULL, NULL, true) != 0)
@@ -620,6 +612,54 @@ kind_or_refuse(struct rd *r, int open, enum stref_rule rule, const char *what)
 }
 
 /*
+ * Open an array or object (@open '[' or '{') at the reader's position,
+ * refusing a value of another kind for @rule (kind_or_refuse). Returns 1
+ * when it is empty (and closed), 0 when members follow, -1 when refused.
+ */
+static int
+open_container(struct rd *r, int open, enum stref_rule rule, const char *what)
+{
+	if (kind_or_refuse(r, open, rule, what) != 1)
+		return -1;
+	r->i++;
+	skip_ws(r);
+	if (peek(r) == (open == '{' ? '}' : ']')) {
+		r->i++;
+		return 1;
+	}
+	return 0;
+}
+
+/* After a member: 1 and the ',' read when another follows, 0 and @close
+ * read at the end, -1 on anything else. */
+static int
+more(struct rd *r, char close)
+{
+	skip_ws(r);
+	if (peek(r) == ',') {
+		r->i++;
+		return 1;
+	}
+	return expect(r, close, close == '}' ? "',' or '}'" : "',' or ']'");
+}
+
+/* An object's key and its ':' (parse_string's @out, @len, @nul_ok). */
+static int
+parse_key(struct rd *r, char **out, size_t *len, bool nul_ok)
+{
+	skip_ws(r);
+	if (parse_string(r, out, len, nul_ok) != 0)
+		return -1;
+	skip_ws(r);
+	if (expect(r, ':', "':'") != 0) {
+		free(*out);
+		return -1;
+	}
+	skip_ws(r);
+	return 0;
+}
+
+/*
  * A list of non-negative integers into @v (at most @max; *count: how many
  * there were). @rule for an element that is not one; @big_ok: a value
  * above INT64_MAX is allowed.
@@ -633,16 +673,10 @@ parse_uint_list(struct rd *r, uint64_t *v, size_t max, size_t *count,
 	size_t n = 0, at;
 	int c;
 
-	if ((c = kind_or_refuse(r, '[', rule, what)) != 1)
-		return -1;
-	r->i++;
-	skip_ws(r);
-	if (peek(r) == ']') {
-		r->i++;
-		*count = 0;
-		return 0;
-	}
-	for (;;) {
+	*count = 0;
+	if ((c = open_container(r, '[', rule, what)) != 0)
+		return c < 0 ? -1 : 0;
+	do {
 		skip_ws(r);
 		at = r->i;
 		c = peek(r);
@@ -665,17 +699,9 @@ parse_uint_list(struct rd *r, uint64_t *v, size_t max, size_t *count,
 		if (n < max)
 			v[n] = x;
 		n++;
-		skip_ws(r);
-		if (peek(r) == ',') {
-			r->i++;
-			continue;
-		}
-		if (expect(r, ']', "',' or ']'") != 0)
-			return -1;
-		break;
-	}
+	} while ((c = more(r, ']')) == 1);
 	*count = n;
-	return 0;
+	return c;
 }
 
 static int
@@ -696,6 +722,18 @@ add_tensor(struct rd *r, const struct stref_tensor *t)
 	return 0;
 }
 
+/* A field of a tensor's entry, seen for the first time (divergence 5). */
+static int
+once(struct rd *r, bool *seen, size_t at, const char *name,
+    const char *field)
+{
+	if (*seen)
+		return refuse(r->out, STREF_ENTRY, "header byte %zu: tensor "
+		    "\"%s\": %s twice", at, name, field);
+	*seen = true;
+	return 0;
+}
+
 /* A tensor's entry {"dtype", "shape", "data_offsets", ...}. */
 static int
 parse_entry(struct rd *r, char *name)
@@ -707,43 +745,25 @@ parse_entry(struct rd *r, char *name)
 	size_t ndim = 0, noff = 0, at, k, key_len, dtype_len = 0;
 	int c;
 
-	if ((c = kind_or_refuse(r, '{', STREF_ENTRY,
-	    "a tensor's entry is not an object")) != 1)
+	if ((c = open_container(r, '{', STREF_ENTRY,
+	    "a tensor's entry is not an object")) < 0)
 		goto fail;
-	r->i++;
-	skip_ws(r);
-	if (peek(r) == '}') {
-		r->i++;
-		goto done;
-	}
-	for (;;) {
+	while (c == 0) {
 		skip_ws(r);
 		at = r->i;
-		if (parse_string(r, &key, &key_len, true) != 0)
+		if (parse_key(r, &key, &key_len, true) != 0) {
+			key = NULL;
 			goto fail;
-		skip_ws(r);
-		if (expect(r, ':', "':'") != 0)
-			goto fail;
-		skip_ws(r);
+		}
 		if (same(key, key_len, "dtype")) {
-			if (seen_dtype) {
-				refuse(r->out, STREF_ENTRY, "header byte %zu: "
-				    "tensor \"%s\": dtype twice", at, name);
-				goto fail;
-			}
-			seen_dtype = true;
-			if (kind_or_refuse(r, '"', STREF_DTYPE,
+			if (once(r, &seen_dtype, at, name, "dtype") != 0 ||
+			    kind_or_refuse(r, '"', STREF_DTYPE,
 			    "a dtype that is not a string") != 1 ||
 			    parse_string(r, &dtype, &dtype_len, true) != 0)
 				goto fail;
 		} else if (same(key, key_len, "shape")) {
-			if (seen_shape) {
-				refuse(r->out, STREF_ENTRY, "header byte %zu: "
-				    "tensor \"%s\": shape twice", at, name);
-				goto fail;
-			}
-			seen_shape = true;
-			if (parse_uint_list(r, dims, STREF_MAX_NDIM, &ndim,
+			if (once(r, &seen_shape, at, name, "shape") != 0 ||
+			    parse_uint_list(r, dims, STREF_MAX_NDIM, &ndim,
 			    STREF_SHAPE, "shape", false) != 0)
 				goto fail;
 			if (ndim > STREF_MAX_NDIM) {
@@ -752,14 +772,8 @@ parse_entry(struct rd *r, char *name)
 				goto fail;
 			}
 		} else if (same(key, key_len, "data_offsets")) {
-			if (seen_off) {
-				refuse(r->out, STREF_ENTRY, "header byte %zu: "
-				    "tensor \"%s\": data_offsets twice", at,
-				    name);
-				goto fail;
-			}
-			seen_off = true;
-			if (parse_uint_list(r, off, 2, &noff, STREF_OFFSETS,
+			if (once(r, &seen_off, at, name, "data_offsets") != 0 ||
+			    parse_uint_list(r, off, 2, &noff, STREF_OFFSETS,
 			    "data_offsets", true) != 0)
 				goto fail;
 			if (noff != 2) {
@@ -772,16 +786,11 @@ parse_entry(struct rd *r, char *name)
 		}
 		free(key);
 		key = NULL;
-		skip_ws(r);
-		if (peek(r) == ',') {
-			r->i++;
-			continue;
-		}
-		if (expect(r, '}', "',' or '}'") != 0)
+		/* 1: another member; 0: the entry's end. */
+		if ((c = more(r, '}')) < 0)
 			goto fail;
-		break;
+		c = c == 0;
 	}
-done:
 	if (!seen_dtype || !seen_shape || !seen_off) {
 		refuse(r->out, STREF_ENTRY, "tensor \"%s\": no %s", name,
 		    !seen_dtype ? "dtype" : !seen_shape ? "shape" :
@@ -889,30 +898,18 @@ parse_metadata(struct rd *r)
 {
 	char *key, *value;
 	size_t len;
+	int c;
 
 	if (r->seen_metadata)
 		return refuse(r->out, STREF_METADATA_DUPLICATE,
 		    "header byte %zu: __metadata__ twice", r->i);
 	r->seen_metadata = true;
-	if (kind_or_refuse(r, '{', STREF_METADATA,
-	    "__metadata__ is not an object") != 1)
-		return -1;
-	r->i++;
-	skip_ws(r);
-	if (peek(r) == '}') {
-		r->i++;
-		return 0;
-	}
-	for (;;) {
-		skip_ws(r);
-		if (parse_string(r, &key, &len, false) != 0)
+	if ((c = open_container(r, '{', STREF_METADATA,
+	    "__metadata__ is not an object")) != 0)
+		return c < 0 ? -1 : 0;
+	do {
+		if (parse_key(r, &key, &len, false) != 0)
 			return -1;
-		skip_ws(r);
-		if (expect(r, ':', "':'") != 0) {
-			free(key);
-			return -1;
-		}
-		skip_ws(r);
 		if (kind_or_refuse(r, '"', STREF_METADATA,
 		    "a metadata value that is not a string") != 1 ||
 		    parse_string(r, &value, &len, false) != 0) {
@@ -921,13 +918,8 @@ parse_metadata(struct rd *r)
 		}
 		if (add_meta(r, key, value) != 0)
 			return -1;
-		skip_ws(r);
-		if (peek(r) == ',') {
-			r->i++;
-			continue;
-		}
-		return expect(r, '}', "',' or '}'");
-	}
+	} while ((c = more(r, '}')) == 1);
+	return c;
 }
 
 /* The header: one object, white space around it. */
@@ -936,26 +928,16 @@ parse_header(struct rd *r)
 {
 	char *key;
 	size_t len;
+	int c;
 
 	skip_ws(r);
-	if (kind_or_refuse(r, '{', STREF_NOT_OBJECT,
-	    "the header is not a JSON object") != 1)
+	if ((c = open_container(r, '{', STREF_NOT_OBJECT,
+	    "the header is not a JSON object")) < 0)
 		return -1;
-	r->i++;
-	skip_ws(r);
-	if (peek(r) == '}') {
-		r->i++;
-	} else {
-		for (;;) {
-			skip_ws(r);
-			if (parse_string(r, &key, &len, false) != 0)
+	if (c == 0) {
+		do {
+			if (parse_key(r, &key, &len, false) != 0)
 				return -1;
-			skip_ws(r);
-			if (expect(r, ':', "':'") != 0) {
-				free(key);
-				return -1;
-			}
-			skip_ws(r);
 			if (strcmp(key, "__metadata__") == 0) {
 				free(key);
 				if (parse_metadata(r) != 0)
@@ -963,15 +945,9 @@ parse_header(struct rd *r)
 			} else if (parse_entry(r, key) != 0) {
 				return -1;
 			}
-			skip_ws(r);
-			if (peek(r) == ',') {
-				r->i++;
-				continue;
-			}
-			if (expect(r, '}', "',' or '}'") != 0)
-				return -1;
-			break;
-		}
+		} while ((c = more(r, '}')) == 1);
+		if (c < 0)
+			return -1;
 	}
 	skip_ws(r);
 	if (r->i != r->n)
