@@ -29,6 +29,9 @@
  *   file is left (/proc/self/maps) and no file descriptor; with pread the
  *   file is never mapped. ASan and LSan (the fuzz preset) catch reads
  *   outside buffers and leaks.
+ * Once per process, the refusals that judge no file: an unknown flag, a
+ * NULL path or out-parameter (COW_EINVAL), a missing path or a directory
+ * (COW_EIO), each leaving *out alone and naming cow_safetensors_open.
  *
  * The validator decides the few cases where cowstore means to refuse what
  * the format allows (\u0000 in names and metadata, more than 16
@@ -100,6 +103,46 @@ die(const char *what)
 	abort();
 }
 
+/*
+ * Once: what cow_safetensors_open says where no file is judged (an unknown
+ * flag, NULL, no such file, not a regular file), *out untouched each time.
+ */
+static void
+check_arguments(void)
+{
+	static const struct {
+		const char *path;
+		unsigned flags;
+		bool null_out;
+		cow_status_t expect;
+	} calls[] = {
+		{ "/nonexistent/fuzz_safetensors", 0, false, COW_EIO },
+		{ "/", COW_SAFETENSORS_PREAD, false, COW_EIO },
+		{ "/", 0, false, COW_EIO },
+		{ NULL, 0, false, COW_EINVAL },
+		{ "/", 0, true, COW_EINVAL },
+		{ "/", 1u << 7, false, COW_EINVAL }
+	};
+	static char sentinel;
+	cow_safetensors_t *f;
+	cow_status_t st;
+
+	for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+		f = (cow_safetensors_t *)&sentinel;
+		st = cow_safetensors_open(calls[i].path, calls[i].flags,
+		    calls[i].null_out ? NULL : &f);
+		if (st != calls[i].expect ||
+		    f != (cow_safetensors_t *)&sentinel ||
+		    strstr(cow_last_error(), "cow_safetensors_open") == NULL)
+			st_fail(NULL, "argument check", "open(\"%s\", 0x%x%s): "
+			    "%s (%s), expected %s and *out untouched",
+			    calls[i].path != NULL ? calls[i].path : "(NULL)",
+			    calls[i].flags, calls[i].null_out ? ", NULL" : "",
+			    cow_status_str(st), cow_last_error(),
+			    cow_status_str(calls[i].expect));
+	}
+}
+
 static void
 setup(void)
 {
@@ -125,6 +168,7 @@ setup(void)
 		snprintf(file_path, sizeof file_path, "/proc/self/fd/%d", fd);
 	}
 	file_fd = fd;
+	check_arguments();
 }
 
 static void
@@ -332,6 +376,13 @@ check_index(const struct run *x, cow_safetensors_t *f)
 	    cow_safetensors_metadata_value(f, n) != NULL)
 		st_fail(x, "metadata mismatch", "pair %zu (out of range) is "
 		    "not NULL", n);
+	/* A key the file lacks gives NULL. */
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(ref->meta[i].key, "\001absent") == 0)
+			return;
+	if (cow_safetensors_metadata_get(f, "\001absent") != NULL)
+		st_fail(x, "metadata mismatch", "get of a key the file lacks "
+		    "is not NULL");
 }
 
 /* @tensor is the reference's @t, holding @expect (extent(t) bytes). */
