@@ -277,7 +277,7 @@ skip_literal(struct cow__json *j, const char *word)
 static bool
 skip_string(struct cow__json *j)
 {
-	char buf[8];
+	char buf[16];
 
 	if (!cow__json_expect(j, '"', "to start a string"))
 		return false;
