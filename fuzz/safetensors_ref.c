@@ -328,7 +328,7 @@ static int
 parse_string(struct rd *r, char **out, size_t *outlen, bool nul_ok)
 {
 	size_t start, len = 0;
-	unsigned cp, lo;
+	unsigned cp = 0, lo = 0;
 	char *buf = NULL;
 	int c;
 
