@@ -223,6 +223,10 @@ def files():
         '{"a\tb":' + A + ',"b":' + B + "}", BASE_DATA)
     out["rule-json--bad-escape"] = frame(
         '{"\\x61":' + A + ',"b":' + B + "}", BASE_DATA)
+    # An unknown escape of a byte that is not printable, in a skipped string
+    # (its message once named it "\\byte 0x", cut short).
+    out["rule-json--bad-escape-in-skipped-string"] = base(
+        a=entry("F32", [2], 0, 8, ',"x":"\\\x7f"'))
     out["rule-json--lone-high-surrogate"] = frame(
         '{"\\ud800":' + A + ',"b":' + B + "}", BASE_DATA)
     out["rule-json--lone-low-surrogate"] = frame(
