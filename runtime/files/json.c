@@ -147,7 +147,7 @@ unicode_escape(struct cow__json *j)
 }
 
 bool
-cow__json_string(struct cow__json *j, char *out, size_t *len)
+cow__json_string(struct cow__json *j, char *out, size_t *len, bool nul_ok)
 {
 	size_t n = 0;
 
@@ -178,7 +178,7 @@ cow__json_string(struct cow__json *j, char *out, size_t *len)
 		case 'u':
 			if ((cp = unicode_escape(j)) < 0)
 				return false;
-			if (cp == 0)
+			if (cp == 0 && !nul_ok)
 				return cow__json_fail(j, "\\u0000 in a string");
 			n += put_utf8(out + n, (unsigned)cp);
 			break;

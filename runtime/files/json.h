@@ -10,8 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Deepest nesting skipped over (unknown fields' values). */
-#define COW__JSON_MAX_DEPTH 64
+/* Deepest nesting below an unknown field's value that is skipped over:
+ * with the header's object and the tensor's entry above it, 128 levels
+ * from the top, the reference reader's (serde_json's) limit. */
+#define COW__JSON_MAX_DEPTH 125
 
 struct cow__json {
 	const char *start, *p, *end;
@@ -34,8 +36,10 @@ bool cow__json_expect(struct cow__json *j, char c, const char *context);
 /* A string, decoded into @out (room for as many bytes as the string's
  * source text; decoding never grows it) and NUL-terminated; *len is its
  * length. Escapes, surrogate pairs and control characters as RFC 8259
- * says; a NUL (\u0000) is refused. */
-bool cow__json_string(struct cow__json *j, char *out, size_t *len);
+ * says; a NUL (\u0000) is refused unless @nul_ok (then @out may hold
+ * NULs: compare it by *len). */
+bool cow__json_string(struct cow__json *j, char *out, size_t *len,
+    bool nul_ok);
 
 /* A non-negative integer (no sign, fraction or exponent) that fits in 64
  * bits. @what names it in an error. */

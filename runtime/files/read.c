@@ -162,16 +162,34 @@ struct st_parse {
 	cow_status_t oom;         /* COW_ENOMEM once an allocation failed */
 };
 
+/* The next string, decoded into the arena; @nul_ok: it may hold \u0000
+ * (only a key of a tensor's entry may: names, dtypes and metadata are
+ * given as C strings), and *len is its length. */
 static const char *
-next_string(struct st_parse *ps)
+string_at(struct st_parse *ps, bool nul_ok, size_t *len)
 {
 	const char *s = ps->strings;
 	size_t n;
 
-	if (!cow__json_string(&ps->j, ps->strings, &n))
+	if (!cow__json_string(&ps->j, ps->strings, &n, nul_ok))
 		return NULL;
 	ps->strings += n + 1;
+	if (len != NULL)
+		*len = n;
 	return s;
+}
+
+static const char *
+next_string(struct st_parse *ps)
+{
+	return string_at(ps, false, NULL);
+}
+
+/* The decoded key @key of @len bytes is @word. */
+static bool
+key_is(const char *key, size_t len, const char *word)
+{
+	return len == strlen(word) && memcmp(key, word, len) == 0;
 }
 
 static bool
@@ -182,6 +200,12 @@ parse_metadata(struct st_parse *ps)
 	if (ps->metadata_seen)
 		return cow__json_fail(&ps->j, "duplicate key \"__metadata__\"");
 	ps->metadata_seen = true;
+	/* null is no metadata, as the reference reader takes it. */
+	cow__json_ws(&ps->j);
+	if (ps->j.end - ps->j.p >= 4 && memcmp(ps->j.p, "null", 4) == 0) {
+		ps->j.p += 4;
+		return true;
+	}
 	if (!cow__json_expect(&ps->j, '{', "for __metadata__ (it must be an "
 	    "object of strings)"))
 		return false;
@@ -212,8 +236,8 @@ parse_metadata(struct st_parse *ps)
 }
 
 /* One tensor's entry: {"dtype": ..., "shape": [...], "data_offsets":
- * [begin, end]}; other keys are skipped, as the reference reader skips
- * them. */
+ * [begin, end]}, each once; other keys are skipped, as the reference
+ * reader skips them (it refuses a field twice, and so does this). */
 static bool
 parse_entry(struct st_parse *ps, const char *name)
 {
@@ -228,15 +252,13 @@ parse_entry(struct st_parse *ps, const char *name)
 		return false;
 	if (!cow__json_take(j, '}')) {
 		do {
-			const char *key = next_string(ps);
+			size_t len;
+			const char *key = string_at(ps, true, &len);
 
 			if (key == NULL ||
 			    !cow__json_expect(j, ':', "after a key"))
 				return false;
-			/* A field twice is refused (the reference reader's
-			 * serde refuses it): readers keeping the first and
-			 * the last would see different tensors. */
-			if (strcmp(key, "dtype") == 0) {
+			if (key_is(key, len, "dtype")) {
 				if (dtype != NULL)
 					return cow__json_fail(j, "tensor "
 					    "\"%s\": two dtypes", name);
@@ -246,7 +268,7 @@ parse_entry(struct st_parse *ps, const char *name)
 					    "dtype is not a string", name);
 				if ((dtype = next_string(ps)) == NULL)
 					return false;
-			} else if (strcmp(key, "shape") == 0) {
+			} else if (key_is(key, len, "shape")) {
 				if (have_shape)
 					return cow__json_fail(j, "tensor "
 					    "\"%s\": two shapes", name);
@@ -276,7 +298,7 @@ parse_entry(struct st_parse *ps, const char *name)
 				} while (cow__json_take(j, ','));
 				if (!cow__json_expect(j, ']', "to end a shape"))
 					return false;
-			} else if (strcmp(key, "data_offsets") == 0) {
+			} else if (key_is(key, len, "data_offsets")) {
 				if (have_offsets)
 					return cow__json_fail(j, "tensor "
 					    "\"%s\": two data_offsets", name);
