@@ -1,11 +1,13 @@
 /*
- * bench_util.c - what cow_bench and cow_snapbench share (bench.h): failing
- * on a library error, pinning threads, the benchmarks' allocator.
+ * bench_util.c - what cow_bench, cow_snapbench and cow_stload share
+ * (bench.h): failing on a library error or a system call, pinning threads,
+ * the benchmarks' allocator, reading a process's anonymous memory.
  */
 /* pthread_setaffinity_np, CPU_SET, program_invocation_short_name */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,51 @@ bench_fail(const char *what, int status)
 	    program_invocation_short_name, what,
 	    cow_status_str((cow_status_t)status), cow_last_error());
 	exit(2);
+}
+
+_Noreturn void
+bench_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+_Noreturn void
+bench_die_errno(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
+	    strerror(errno));
+	exit(2);
+}
+
+bool
+bench_mem_read(pid_t pid, bool pss, uint64_t *total)
+{
+	const char *file = pss ? "smaps_rollup" : "status";
+	char path[64], line[256];
+	FILE *f;
+	bool found = false;
+
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof line, f) != NULL) {
+		unsigned long long kb;
+
+		if ((pss ? sscanf(line, "Pss_Anon: %llu kB", &kb) :
+		    sscanf(line, "RssAnon: %llu kB", &kb)) == 1) {
+			*total += (uint64_t)kb << 10;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
 }
 
 static bool bench_pinning = true;
