@@ -93,6 +93,15 @@ _Noreturn void bench_die_errno(const char *what);
  * when it cannot be read (a process that has exited). */
 bool bench_mem_read(pid_t pid, bool pss, uint64_t *total);
 
+/* Add the field @key ("VmRSS", "VmHWM", ...) of /proc/@pid/@file, in kB
+ * there, to *total in bytes. False when it cannot be read. */
+bool bench_proc_field(pid_t pid, const char *file, const char *key,
+    uint64_t *total);
+
+/* Reset this process's peak resident set (VmHWM) to its resident set now
+ * (proc(5), /proc/PID/clear_refs: 5). False when it cannot be written. */
+bool bench_peak_reset(void);
+
 /* The state of the snapshot and file benchmarks (snapbench.c, stload.c,
  * filebench.py): tensor @i's initial element @j, a small integer, so that
  * adding step counts stays exact in float32. */

@@ -49,10 +49,11 @@ bench_die_errno(const char *what)
 }
 
 bool
-bench_mem_read(pid_t pid, bool pss, uint64_t *total)
+bench_proc_field(pid_t pid, const char *file, const char *key,
+    uint64_t *total)
 {
-	const char *file = pss ? "smaps_rollup" : "status";
 	char path[64], line[256];
+	size_t klen = strlen(key);
 	FILE *f;
 	bool found = false;
 
@@ -62,14 +63,33 @@ bench_mem_read(pid_t pid, bool pss, uint64_t *total)
 	while (!found && fgets(line, sizeof line, f) != NULL) {
 		unsigned long long kb;
 
-		if ((pss ? sscanf(line, "Pss_Anon: %llu kB", &kb) :
-		    sscanf(line, "RssAnon: %llu kB", &kb)) == 1) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':' &&
+		    sscanf(line + klen + 1, " %llu kB", &kb) == 1) {
 			*total += (uint64_t)kb << 10;
 			found = true;
 		}
 	}
 	fclose(f);
 	return found;
+}
+
+bool
+bench_mem_read(pid_t pid, bool pss, uint64_t *total)
+{
+	return pss ? bench_proc_field(pid, "smaps_rollup", "Pss_Anon", total) :
+	    bench_proc_field(pid, "status", "RssAnon", total);
+}
+
+bool
+bench_peak_reset(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	ok = fputs("5", f) >= 0;
+	return fclose(f) == 0 && ok;
 }
 
 static bool bench_pinning = true;

@@ -100,7 +100,10 @@
  * sampler then waits at least nine times its CPU time between reads (at
  * most a tenth of a CPU). The other methods run in one process, which
  * shares no page: RssAnon (/proc/PID/status, counters read in O(1)) is its
- * Pss_Anon. The file's page cache counts in neither.
+ * Pss_Anon. plain and st-alone run no sampler: their extra memory is the
+ * peak resident set during the save (VmHWM, reset through
+ * /proc/self/clear_refs just before it) less the resident set before.
+ * The file's page cache counts in none of these.
  *
  * Figures: the stall is the method's call while the writers wait (take,
  * copy, fork); the save's wall time runs from the stall's start to the end
@@ -805,8 +808,10 @@ print_result(const struct result *r)
 	    r->lost_ns);
 	printf(", \"mem_base_bytes\": %" PRIu64 ", \"mem_peak_bytes\": %"
 	    PRIu64 ", \"extra_bytes\": %" PRId64 ", \"extra_ratio\": %.4f"
-	    ", \"mem_samples\": %u", r->mem_base, r->mem_peak, extra,
-	    (double)extra / (double)run.total, r->samples);
+	    ", \"mem_samples\": %u, \"mem_kind\": \"%s\"", r->mem_base,
+	    r->mem_peak, extra, (double)extra / (double)run.total, r->samples,
+	    r->samples == 0 ? "VmHWM less VmRSS before" : o->method == M_FORK ?
+	    "Pss_Anon sampled" : "RssAnon sampled");
 	if (cow)
 		printf(", \"snap_extra_peak_bytes\": %" PRIu64
 		    ", \"snap_extra_sampled_bytes\": %" PRIu64
@@ -876,13 +881,21 @@ save_st(cow_snapshot_t *snap)
 }
 
 /* plain and st-alone: no writer, the calling thread writes (st-alone: takes
- * a snapshot and saves it, cow_safetensors_save). */
+ * a snapshot and saves it, cow_safetensors_save). Memory: the peak
+ * resident set during the save (VmHWM, reset before it) against the
+ * resident set before; no file is mapped meanwhile, so what grows is
+ * anonymous memory (and any code page first touched). */
 static void
 run_alone(struct result *r)
 {
-	uint64_t t0 = bench_now_ns();
+	uint64_t t0;
 	cow_snapshot_t *snap;
+	pid_t self = getpid();
 
+	if (!bench_proc_field(self, "status", "VmRSS", &r->mem_base) ||
+	    !bench_peak_reset())
+		bench_die_errno("/proc/self");
+	t0 = bench_now_ns();
 	if (run.o.method == M_PLAIN) {
 		write_live();
 	} else {
@@ -892,6 +905,8 @@ run_alone(struct result *r)
 		cow_snapshot_release(snap);
 	}
 	r->save_ns = bench_now_ns() - t0;
+	if (!bench_proc_field(self, "status", "VmHWM", &r->mem_peak))
+		bench_die_errno("/proc/self/status");
 }
 
 static void
