@@ -95,8 +95,8 @@ def main():
     w("")
     w("| method | written | writers' stall | save wall time (ms) | GB/s | "
       "/ plain | / plain-busy | extra memory | snapshot extra_peak | "
-      "file bytes |")
-    w("|---|---|---|---|---|---|---|---|---|---|")
+      "writers' copies / persists | file bytes |")
+    w("|---|---|---|---|---|---|---|---|---|---|---|")
     tsv.append("\t".join(["kind", "method", "write_pct", "stall_ns",
                           "save_ns", "gb_per_s", "per_plain", "extra_ratio"]))
     for m, label, sync in SAVES:
@@ -117,7 +117,10 @@ def main():
             extra = col(rows, "extra_ratio")
             snap = col(rows, "snap_extra_peak_bytes") if all(
                 "snap_extra_peak_bytes" in r for r in rows) else []
-            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            cp = ["%d / %d" % (r["snap_writer_copies"],
+                               r["snap_writer_persists"])
+                  for r in rows if "snap_writer_copies" in r]
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 label, "%d%%" % p if m.startswith("st-") and not sync
                 else "-", stall_s,
                 spread(col(rows, "save_ns"), ms),
@@ -126,6 +129,7 @@ def main():
                 "%s (%s)" % (spread(extra, ratio),
                              mib(med(col(rows, "extra_bytes")))),
                 spread([x / state for x in snap], ratio) if snap else "",
+                ", ".join(cp) if not sync else "",
                 "%d" % med(col(rows, "file_bytes")) if all(
                     "file_bytes" in r for r in rows) else ""))
             tsv.append("\t".join(str(x) for x in [
@@ -148,22 +152,24 @@ def main():
     w("")
     w("| method | tensors | open and index | new anonymous memory at open "
       "| first tensor, summed | all tensors summed | anonymous memory for "
-      "all | open again (set-up done) |")
-    w("|---|---|---|---|---|---|---|---|")
+      "all | open again (set-up done) | anonymous memory of the second "
+      "handle |")
+    w("|---|---|---|---|---|---|---|---|---|")
     tsv.append("\t".join(["kind", "method", "tensors", "open_ns",
                           "open_anon_bytes", "first_ns", "all_ns",
                           "all_anon_bytes", "reopen_ns"]))
     for m, label in LOADS:
         for n in sorted({k[1] for k in byl if k[0] == m}):
             rows = byl[(m, n)]
-            w("| %s | %d | %s | %s | %s | %s | %s | %s |" % (
+            w("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
                 label, n, spread(col(rows, "open_ns"), us),
                 spread(col(rows, "open_anon_bytes"), mib),
                 spread(col(rows, "first_ns"), us),
                 spread(col(rows, "all_ns"), us),
                 spread([r["first_anon_bytes"] + r["all_anon_bytes"]
                         for r in rows], mib),
-                spread(col(rows, "reopen_ns"), us)))
+                spread(col(rows, "reopen_ns"), us),
+                spread(col(rows, "reopen_anon_bytes"), mib)))
             tsv.append("\t".join(str(x) for x in [
                 "load", m, n, med(col(rows, "open_ns")),
                 med(col(rows, "open_anon_bytes")),

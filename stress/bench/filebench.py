@@ -49,8 +49,9 @@ and every element compared with the state; a difference fails the run
 load: PATH is read as the method reads it, each phase timed on its own:
 open (and index: the names and shapes known), the first tensor t0000 summed,
 all tensors summed (each .sum(); the tensors held to the end), and again
-the open and index (reopen, with first-call set-up done). Anonymous memory
-(RssAnon) is read before the open and after each phase. Then, outside the
+the open and index (reopen, with first-call set-up done; then closed).
+Anonymous memory (RssAnon) is read before the open and after each phase
+(and around the reopen, with its handle open). Then, outside the
 clocks, every element is compared with the state (exit 3 on a difference).
 
   np-mmap     PATH a directory of .npy files: np.load(mmap_mode="r") of each
@@ -467,11 +468,14 @@ def cmd_load(a):
     total = ld.all(h)
     t3 = now()
     m3 = proc_status()["RssAnon"]
+    m4 = proc_status()["RssAnon"]
+    t4 = now()
     h2 = ld.open()
     ld.names(h2)
+    t5 = now()
+    m5 = proc_status()["RssAnon"]
     ld.close(h2)
     del h2
-    t4 = now()
     bad = sum(bad_elements(k, ld.as_numpy(t)) for k, t in ld.held.items())
     bad += bad_elements("t0000", ld.as_numpy(first))
     state_bytes = sum(ld.as_numpy(t).nbytes for t in ld.held.values())
@@ -479,9 +483,10 @@ def cmd_load(a):
         "method": a.method, "file_bytes": file_bytes(a.path),
         "tensors": len(names), "state_bytes": state_bytes,
         "open_ns": t1 - t0, "first_ns": t2 - t1, "all_ns": t3 - t2,
-        "reopen_ns": t4 - t3, "anon_before_bytes": m0,
+        "reopen_ns": t5 - t4, "anon_before_bytes": m0,
         "open_anon_bytes": m1 - m0, "first_anon_bytes": m2 - m1,
-        "all_anon_bytes": m3 - m2, "sum": total,
+        "all_anon_bytes": m3 - m2, "reopen_anon_bytes": m5 - m4,
+        "sum": total,
         "verify": "failed" if bad else "ok", "bad_elements": bad}))
     sys.stdout.flush()
     ld.close(h)
