@@ -131,7 +131,7 @@ for rep in $(seq "$reps"); do
 	done
 	for ml in np-mmap:filebench-npy npz:filebench.npz torch:filebench.pt \
 	    np-fromfile:state.safetensors \
-	    ${py_loads[@]/%/:state.safetensors}; do
+	    "${py_loads[@]/%/:state.safetensors}"; do
 		warm "$dir/${ml#*:}"
 		"${pyenv[@]}" "$py" "$filebench" load --method "${ml%%:*}" \
 		    --path "$dir/${ml#*:}" >> "$out/loads.jsonl"

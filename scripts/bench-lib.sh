@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench-lib.sh - what the session benchmarks share (sourced by
 # bench-snapshots.sh and bench-files.sh): sizes, free space, and the
 # session's env.txt.
