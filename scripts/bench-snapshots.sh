@@ -28,6 +28,7 @@
 # state at the snapshot step stops the script (cow_snapbench exits 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
 state=${1:-1G}
 out=${2:-docs/perf/snapshots/$state}
 img=${3:-docs/img}
@@ -37,35 +38,17 @@ dir=${SNAP_DIR:-build/release/snapbench}
 args=${SNAP_ARGS:-}
 methods=(cow-stream cow-persist-first eager eager-pre fork)
 
-case $state in
-*[Gg]) bytes=$(( ${state%?} << 30 )) ;;
-*[Mm]) bytes=$(( ${state%?} << 20 )) ;;
-*[Kk]) bytes=$(( ${state%?} << 10 )) ;;
-*) bytes=$state ;;
-esac
+bytes=$(bench_bytes "$state")
 
 scripts/deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j2 --target cow_snapbench cow_bench >/dev/null
 bin=build/release/stress/bench
 mkdir -p "$out" "$dir"
-free=$(( $(df -Pk "$dir" | awk 'NR == 2 { print $4 }') << 10 ))
-if [ "$free" -lt $(( bytes * 2 )) ]; then
-	echo "bench-snapshots.sh: $dir has $free bytes free, need $(( bytes * 2 ))" >&2
-	exit 1
-fi
-
-{
-	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo ' (modified outside docs/)')"
-	echo "state: $state ($bytes bytes); reps: $reps; write %: $pcts; args: $args"
-	echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs"
-	echo "memory: $(free -g | awk '/^Mem:/ { print $2 " GiB" }')"
-	echo "kernel: $(uname -r); THP: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo '?')"
-	echo "target: $(realpath "$dir")/cow_snapbench.bin"
-	echo "filesystem: $(findmnt -n -o SOURCE,FSTYPE,OPTIONS -T "$dir" 2>/dev/null || df -PT "$dir" | tail -1)"
-	echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-} > "$out/env.txt"
+bench_need_free bench-snapshots.sh "$dir" $(( bytes * 2 ))
+bench_env "$dir/cow_snapbench.bin" \
+    "state: $state ($bytes bytes); reps: $reps; write %: $pcts; args: $args" \
+    > "$out/env.txt"
 
 one() { # method pct
 	echo "bench-snapshots.sh: $1 at $2%" >&2

@@ -49,6 +49,17 @@ def ratio(x):
     return "%.3fx" % x
 
 
+def write_summary(out, lines, tsv):
+    """OUTDIR/summary.md from @lines, OUTDIR/summary.tsv from @tsv; prints
+    summary.md (files-summary.py uses it too)."""
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "summary.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(out, "summary.tsv"), "w") as f:
+        f.write("\n".join(tsv) + "\n")
+    sys.stdout.write(text)
+
+
 def main():
     runs_path, out = sys.argv[1], sys.argv[2]
     runs = [json.loads(l) for l in open(runs_path) if l.strip()]
@@ -191,12 +202,7 @@ def main():
                      % (m, e), all(a < b for _, a, b in xs),
                      ", ".join("%d%%: %s vs %s ms" % (p, ms(a), ms(b))
                                for p, a, b in xs))
-    text = "\n".join(lines) + "\n"
-    with open(os.path.join(out, "summary.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(out, "summary.tsv"), "w") as f:
-        f.write("\n".join(tsv) + "\n")
-    sys.stdout.write(text)
+    write_summary(out, lines, tsv)
 
 
 if __name__ == "__main__":

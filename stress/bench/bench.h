@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 struct bench_arg {
@@ -79,6 +80,36 @@ bool bench_parse_size(const char *s, uint64_t *out);
 /* The allocator every benchmark storage uses: the default, or the one
  * named by COW_BENCH_ALLOCATOR (jemalloc or system). */
 struct cow_allocator_s *bench_allocator(void);
+
+/* Print "PROGRAM: " and the message (bench_die_errno: "PROGRAM: WHAT:
+ * strerror(errno)") to stderr and exit with status 2. */
+_Noreturn void bench_die(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+_Noreturn void bench_die_errno(const char *what);
+
+/* Add @pid's anonymous memory to *total: Pss_Anon from smaps_rollup when
+ * @pss (a page walk: milliseconds for a GiB), else RssAnon from status
+ * (counters, O(1); the same for a process that shares no page). False
+ * when it cannot be read (a process that has exited). */
+bool bench_mem_read(pid_t pid, bool pss, uint64_t *total);
+
+/* Add the field @key ("VmRSS", "VmHWM", ...) of /proc/@pid/@file, in kB
+ * there, to *total in bytes. False when it cannot be read. */
+bool bench_proc_field(pid_t pid, const char *file, const char *key,
+    uint64_t *total);
+
+/* Reset this process's peak resident set (VmHWM) to its resident set now
+ * (proc(5), /proc/PID/clear_refs: 5). False when it cannot be written. */
+bool bench_peak_reset(void);
+
+/* The state of the snapshot and file benchmarks (snapbench.c, stload.c,
+ * filebench.py): tensor @i's initial element @j, a small integer, so that
+ * adding step counts stays exact in float32. */
+static inline float
+bench_state_value(size_t i, size_t j)
+{
+	return (float)((i * 131 + j) & 4095);
+}
 
 /* Benchmark tables, one per file. */
 extern const struct bench bench_storage_table[];

@@ -1,11 +1,13 @@
 /*
- * bench_util.c - what cow_bench and cow_snapbench share (bench.h): failing
- * on a library error, pinning threads, the benchmarks' allocator.
+ * bench_util.c - what cow_bench, cow_snapbench and cow_stload share
+ * (bench.h): failing on a library error or a system call, pinning threads,
+ * the benchmarks' allocator, reading a process's anonymous memory.
  */
 /* pthread_setaffinity_np, CPU_SET, program_invocation_short_name */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,71 @@ bench_fail(const char *what, int status)
 	    program_invocation_short_name, what,
 	    cow_status_str((cow_status_t)status), cow_last_error());
 	exit(2);
+}
+
+_Noreturn void
+bench_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(2);
+}
+
+_Noreturn void
+bench_die_errno(const char *what)
+{
+	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
+	    strerror(errno));
+	exit(2);
+}
+
+bool
+bench_proc_field(pid_t pid, const char *file, const char *key,
+    uint64_t *total)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	FILE *f;
+	bool found = false;
+
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
+	if ((f = fopen(path, "r")) == NULL)
+		return false;
+	while (!found && fgets(line, sizeof line, f) != NULL) {
+		unsigned long long kb;
+
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':' &&
+		    sscanf(line + klen + 1, " %llu kB", &kb) == 1) {
+			*total += (uint64_t)kb << 10;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+bool
+bench_mem_read(pid_t pid, bool pss, uint64_t *total)
+{
+	return pss ? bench_proc_field(pid, "smaps_rollup", "Pss_Anon", total) :
+	    bench_proc_field(pid, "status", "RssAnon", total);
+}
+
+bool
+bench_peak_reset(void)
+{
+	FILE *f = fopen("/proc/self/clear_refs", "w");
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	ok = fputs("5", f) >= 0;
+	return fclose(f) == 0 && ok;
 }
 
 static bool bench_pinning = true;

@@ -2,11 +2,14 @@
  * cow_snapbench - saving a tensor state while two writer threads go on:
  * cowstore's snapshots against eager staging and fork(), side by side
  * (docs/performance.md, "Snapshots"; scripts/bench-snapshots.sh runs every
- * configuration back to back).
+ * configuration back to back), and the same state saved as a safetensors
+ * file (the st- methods; docs/performance.md, "Files";
+ * scripts/bench-files.sh).
  *
  *   cow_snapbench --method M [--write-pct P] [--state SIZE] [--tensors N]
  *       [--shape equal|mixed] [--dir DIR] [--baseline-ms MS]
- *       [--compute PASSES] [--sample-ms MS] [--no-pin] [--json] [--quick]
+ *       [--compute PASSES] [--sample-ms MS] [--keep] [--no-pin] [--json]
+ *       [--quick]
  *
  * One invocation measures one configuration, in a fresh process: the state
  * is --tensors float32 tensors (default 256) totalling --state bytes
@@ -32,7 +35,8 @@
  * it is read back and every element compared with the state at the
  * snapshot step (initial value plus the number of steps the tensor's owner
  * had completed), and the live state with the writers' final counts; any
- * difference fails the run (exit 3).
+ * difference fails the run (exit 3). The file is unlinked at the end,
+ * unless --keep.
  *
  * Methods:
  *   plain              the reference: the state's bytes written in order by
@@ -63,6 +67,25 @@
  *                      step, the torn save of PyTorch issue 144657); must
  *                      fail with "torn"
  *
+ * The st- methods save the state as the safetensors file
+ * DIR/cow_snapbench.safetensors (safetensors.h: a temporary file in DIR,
+ * written, fsynced, renamed over it, DIR fsynced), read back through the
+ * library's loader (cow_safetensors_open, each tensor found by its name):
+ *   st-alone           plain's counterpart: no writer; the calling thread
+ *                      takes a snapshot and saves it (cow_safetensors_save);
+ *                      the save's wall time includes the take
+ *   st-stream          as cow-stream, the job cow_safetensors_save_start
+ *                      in COW_SNAPSHOT_STREAM
+ *   st-persist-first   as cow-persist-first, the job
+ *                      cow_safetensors_save_start in
+ *                      COW_SNAPSHOT_PERSIST_FIRST, started before the
+ *                      writers resume (start_ns: the temporary file made,
+ *                      its space reserved, the header written)
+ *   st-nocopy          negative control of the safetensors verifier: the
+ *                      snapshot taken after the writers ran a step and
+ *                      stopped, saved on the calling thread; must fail
+ *                      with "torn"
+ *
  * Memory: a sampler thread reads the processes' anonymous memory from the
  * end of the stall to the end of the save, every --sample-ms (default 5).
  * Extra memory is the peak less the same figure after the warm-up (the
@@ -77,7 +100,10 @@
  * sampler then waits at least nine times its CPU time between reads (at
  * most a tenth of a CPU). The other methods run in one process, which
  * shares no page: RssAnon (/proc/PID/status, counters read in O(1)) is its
- * Pss_Anon. The file's page cache counts in neither.
+ * Pss_Anon. plain and st-alone run no sampler: their extra memory is the
+ * peak resident set during the save (VmHWM, reset through
+ * /proc/self/clear_refs just before it) less the resident set before.
+ * The file's page cache counts in none of these.
  *
  * Figures: the stall is the method's call while the writers wait (take,
  * copy, fork); the save's wall time runs from the stall's start to the end
@@ -96,7 +122,6 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,15 +139,26 @@
 #define SCRATCH_FLOATS (64 * 1024)   /* the step's private 256 KiB */
 #define FILE_NAME "cow_snapbench.bin"
 
+#define ST_FILE_NAME "cow_snapbench.safetensors"
+
 enum method {
 	M_PLAIN, M_PLAIN_BUSY, M_COW_STREAM, M_COW_PERSIST_FIRST, M_EAGER, M_EAGER_PRE,
-	M_FORK, M_NOCOPY, M_COUNT
+	M_FORK, M_NOCOPY, M_ST_ALONE, M_ST_STREAM, M_ST_PERSIST_FIRST,
+	M_ST_NOCOPY, M_COUNT
 };
 
 static const char *const method_names[M_COUNT] = {
 	"plain", "plain-busy", "cow-stream", "cow-persist-first", "eager", "eager-pre",
-	"fork", "nocopy"
+	"fork", "nocopy", "st-alone", "st-stream", "st-persist-first",
+	"st-nocopy"
 };
+
+/* The methods that save a safetensors file (cow_safetensors_save). */
+static bool
+is_st(enum method m)
+{
+	return m >= M_ST_ALONE;
+}
 
 struct options {
 	enum method method;
@@ -135,6 +171,7 @@ struct options {
 	unsigned compute;
 	unsigned sample_ms;
 	bool json;
+	bool keep;
 };
 
 struct step {
@@ -164,36 +201,13 @@ static struct {
 	struct writer w[WRITERS];
 	pthread_barrier_t paused, resumed;
 	atomic_bool pause, stop;
+	bool stopped;
 	char path[4096];
 	int fd;
 } run;
 
 /* ------------------------------------------------------------------ */
 /* Small helpers. */
-
-static _Noreturn void die(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-
-static _Noreturn void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", program_invocation_short_name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\n");
-	exit(2);
-}
-
-static _Noreturn void
-die_errno(const char *what)
-{
-	fprintf(stderr, "%s: %s: %s\n", program_invocation_short_name, what,
-	    strerror(errno));
-	exit(2);
-}
 
 /* All of @n bytes: write(2) for @off < 0, else pwrite(2) at @off. 0 or an
  * errno value. */
@@ -245,14 +259,6 @@ cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Tensor @i's initial element @j: small integers, so that adding step
- * counts stays exact in float32. */
-static inline float
-init_value(size_t i, size_t j)
-{
-	return (float)((i * 131 + j) & 4095);
-}
-
 static void
 sleep_ms(unsigned ms)
 {
@@ -264,34 +270,6 @@ sleep_ms(unsigned ms)
 /* ------------------------------------------------------------------ */
 /* Memory: anonymous memory, pages shared between processes split among
  * them. */
-
-/* Add @pid's anonymous memory to *total: Pss_Anon from smaps_rollup when
- * @pss (a page walk: milliseconds for a GiB), else RssAnon from status
- * (counters, O(1); the same for a process that shares no page). False
- * when it cannot be read (a process that has exited). */
-static bool
-mem_read(pid_t pid, bool pss, uint64_t *total)
-{
-	const char *file = pss ? "smaps_rollup" : "status";
-	char path[64], line[256];
-	FILE *f;
-	bool found = false;
-
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, file);
-	if ((f = fopen(path, "r")) == NULL)
-		return false;
-	while (!found && fgets(line, sizeof line, f) != NULL) {
-		unsigned long long kb;
-
-		if ((pss ? sscanf(line, "Pss_Anon: %llu kB", &kb) :
-		    sscanf(line, "RssAnon: %llu kB", &kb)) == 1) {
-			*total += (uint64_t)kb << 10;
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
 
 struct sampler {
 	pthread_t thread;
@@ -315,10 +293,10 @@ sample_once(struct sampler *s)
 	pid_t child = atomic_load(&s->child);
 
 	pthread_mutex_lock(&s->lock);
-	if (!mem_read(getpid(), s->pss, &total))
-		die_errno("/proc/self");
+	if (!bench_mem_read(getpid(), s->pss, &total))
+		bench_die_errno("/proc/self");
 	if (child > 0)
-		(void)mem_read(child, s->pss, &total);
+		(void)bench_mem_read(child, s->pss, &total);
 	if (total > s->peak)
 		s->peak = total;
 	if (s->snap != NULL) {
@@ -352,7 +330,7 @@ sampler_main(void *arg)
 	 * stall: a read of smaps_rollup holds the address space's lock
 	 * (mmap_lock) for reading, which fork() and a fresh mapping must
 	 * wait for. */
-	(void)mem_read(getpid(), s->pss, &unused);
+	(void)bench_mem_read(getpid(), s->pss, &unused);
 	while (!atomic_load(&s->go))
 		sleep_ms(1);
 	while (!atomic_load(&s->done)) {
@@ -386,11 +364,11 @@ state_create(void)
 	run.nbytes = calloc(n, sizeof *run.nbytes);
 	run.hot = calloc(n, sizeof *run.hot);
 	if (!run.t || !run.names || !run.nbytes || !run.hot)
-		die("out of memory");
+		bench_die("out of memory");
 	unit = run.o.mixed ? elems / ((n / 4) * 15 + (n % 4 ? 15 : 0)) :
 	    elems / n;
 	if (unit == 0)
-		die("state too small for that many tensors");
+		bench_die("state too small for that many tensors");
 	for (size_t i = 0; i < n; i++) {
 		int64_t numel = (int64_t)(run.o.mixed ? unit * mix[i % 4] : unit);
 		float *p;
@@ -403,7 +381,7 @@ state_create(void)
 		bench_check(cow_tensor_mutable_data(run.t[i], (void **)&p),
 		    "cow_tensor_mutable_data");
 		for (int64_t j = 0; j < numel; j++)
-			p[j] = init_value(i, (size_t)j);
+			p[j] = bench_state_value(i, (size_t)j);
 		run.nbytes[i] = (uint64_t)numel * 4;
 		run.total += run.nbytes[i];
 		run.hot[i] = ((i + 1) * run.o.write_pct) / 100 >
@@ -411,7 +389,7 @@ state_create(void)
 		if (run.hot[i])
 			run.hot_bytes += run.nbytes[i];
 		if (asprintf(&run.names[i], "t%04zu", i) < 0)
-			die("out of memory");
+			bench_die("out of memory");
 	}
 }
 
@@ -421,7 +399,7 @@ log_step(struct writer *w, uint64_t start, uint64_t ns)
 	if (w->nlog == w->cap) {
 		w->cap *= 2;
 		if ((w->log = realloc(w->log, w->cap * sizeof *w->log)) == NULL)
-			die("out of memory");
+			bench_die("out of memory");
 	}
 	w->log[w->nlog++] = (struct step){start, ns};
 }
@@ -478,7 +456,7 @@ writers_prepare(void)
 		w->log = malloc(w->cap * sizeof *w->log);
 		w->scratch = calloc(SCRATCH_FLOATS, sizeof *w->scratch);
 		if (w->log == NULL || w->scratch == NULL)
-			die("out of memory");
+			bench_die("out of memory");
 		memset(w->log, 0, w->cap * sizeof *w->log);
 		memset(w->scratch, 0, SCRATCH_FLOATS * sizeof *w->scratch);
 	}
@@ -493,7 +471,7 @@ writers_start(void)
 		struct writer *w = &run.w[k];
 
 		if (pthread_create(&w->thread, NULL, writer_main, w) != 0)
-			die("pthread_create failed");
+			bench_die("pthread_create failed");
 		bench_pin(w->thread, k);
 	}
 }
@@ -516,6 +494,9 @@ writers_resume(void)
 static void
 writers_stop(void)
 {
+	if (run.stopped)
+		return;
+	run.stopped = true;
 	atomic_store(&run.stop, true);
 	for (int k = 0; k < WRITERS; k++)
 		pthread_join(run.w[k].thread, NULL);
@@ -543,7 +524,7 @@ check_floats(size_t i, size_t j0, const float *p, size_t n, uint64_t steps)
 	uint64_t bad = 0;
 
 	for (size_t j = 0; j < n; j++)
-		bad += p[j] != init_value(i, j0 + j) + add;
+		bad += p[j] != bench_state_value(i, j0 + j) + add;
 	return bad;
 }
 
@@ -565,9 +546,9 @@ verify_file(void)
 	struct stat sb;
 
 	if (buf == NULL)
-		die("out of memory");
+		bench_die("out of memory");
 	if (fstat(run.fd, &sb) != 0)
-		die_errno("fstat");
+		bench_die_errno("fstat");
 	if ((uint64_t)sb.st_size != run.total)
 		fprintf(stderr, "verify: the file has %lld bytes, the state "
 		    "%" PRIu64 "\n", (long long)sb.st_size, run.total);
@@ -583,7 +564,7 @@ verify_file(void)
 			if (k < 0 && errno == EINTR)
 				continue;
 			if (k < 0)
-				die_errno("pread");
+				bench_die_errno("pread");
 			if (k == 0) { /* short file */
 				bad += (run.nbytes[i] - done) / 4;
 				break;
@@ -595,6 +576,50 @@ verify_file(void)
 		off += run.nbytes[i];
 	}
 	free(buf);
+	return bad;
+}
+
+/* The safetensors file of an st- method against the state at the snapshot
+ * step, through the library's loader (which checks every rule of the
+ * format; tests/files/st_interop.py checks the loader against an
+ * independent reader): every tensor by its name, float32, one dimension of
+ * the tensor's elements, each element compared. A tensor missing or of
+ * another shape counts all its elements. */
+static uint64_t
+verify_st_file(void)
+{
+	cow_safetensors_t *f;
+	uint64_t bad = 0;
+	cow_status_t st = cow_safetensors_open(run.path, 0, &f);
+
+	if (st != COW_OK)
+		bench_fail("cow_safetensors_open of the saved file", st);
+	if (cow_safetensors_count(f) != run.n)
+		fprintf(stderr, "verify: the file has %zu tensors, the state "
+		    "%zu\n", cow_safetensors_count(f), run.n);
+	for (size_t i = 0; i < run.n; i++) {
+		uint64_t steps = run.o.method == M_ST_ALONE ?
+		    owner_steps(i, false) : owner_steps(i, true);
+		cow_tensor_t *t;
+		size_t k;
+
+		if (cow_safetensors_find(f, run.names[i], &k) != COW_OK ||
+		    cow_safetensors_dtype(f, k) != COW_DTYPE_FLOAT32 ||
+		    cow_safetensors_ndim(f, k) != 1 ||
+		    (uint64_t)cow_safetensors_sizes(f, k)[0] * 4 !=
+		    run.nbytes[i]) {
+			fprintf(stderr, "verify: tensor %s is missing or not "
+			    "float32 [%" PRIu64 "]\n", run.names[i],
+			    run.nbytes[i] / 4);
+			bad += run.nbytes[i] / 4;
+			continue;
+		}
+		bench_check(cow_safetensors_get(f, k, &t), "cow_safetensors_get");
+		bad += check_floats(i, 0, cow_tensor_const_data(t),
+		    (size_t)(run.nbytes[i] / 4), steps);
+		cow_tensor_release(t);
+	}
+	cow_safetensors_close(f);
 	return bad;
 }
 
@@ -641,7 +666,7 @@ static void
 stage_alloc(struct stager *s, size_t i)
 {
 	if (posix_memalign(&s->buf[i], 64, run.nbytes[i] ? run.nbytes[i] : 1))
-		die("out of memory for staging");
+		bench_die("out of memory for staging");
 }
 
 /* The fork's child: the state from its copy of the address space, through
@@ -671,11 +696,11 @@ write_live(void)
 
 		if (err != 0) {
 			errno = err;
-			die_errno("write");
+			bench_die_errno("write");
 		}
 	}
 	if (fsync(run.fd) != 0)
-		die_errno("fsync");
+		bench_die_errno("fsync");
 }
 
 /* ------------------------------------------------------------------ */
@@ -699,7 +724,7 @@ step_stats(uint64_t from, uint64_t to)
 	for (int k = 0; k < WRITERS; k++)
 		cap += run.w[k].nlog;
 	if ((v = malloc((cap ? cap : 1) * sizeof *v)) == NULL)
-		die("out of memory");
+		bench_die("out of memory");
 	for (int k = 0; k < WRITERS; k++)
 		for (size_t s = 0; s < run.w[k].nlog; s++) {
 			const struct step *e = &run.w[k].log[s];
@@ -730,6 +755,7 @@ struct result {
 	cow_snapshot_stats_t snap;
 	uint64_t snap_extra_sampled;
 	uint64_t bad_file, bad_live;
+	uint64_t file_bytes;
 };
 
 static void
@@ -739,7 +765,7 @@ print_result(const struct result *r)
 	double gbps = r->save_ns ? (double)run.total / (double)r->save_ns : 0;
 	int64_t extra = (int64_t)r->mem_peak - (int64_t)r->mem_base;
 	bool cow = o->method == M_COW_STREAM ||
-	    o->method == M_COW_PERSIST_FIRST;
+	    o->method == M_COW_PERSIST_FIRST || is_st(o->method);
 
 	if (!o->json) {
 		printf("%-18s %3u%% stall %10.1f us (+%.1f us start)  save %8.1f ms %6.2f GB/s"
@@ -782,8 +808,10 @@ print_result(const struct result *r)
 	    r->lost_ns);
 	printf(", \"mem_base_bytes\": %" PRIu64 ", \"mem_peak_bytes\": %"
 	    PRIu64 ", \"extra_bytes\": %" PRId64 ", \"extra_ratio\": %.4f"
-	    ", \"mem_samples\": %u", r->mem_base, r->mem_peak, extra,
-	    (double)extra / (double)run.total, r->samples);
+	    ", \"mem_samples\": %u, \"mem_kind\": \"%s\"", r->mem_base,
+	    r->mem_peak, extra, (double)extra / (double)run.total, r->samples,
+	    r->samples == 0 ? "VmHWM less VmRSS before" : o->method == M_FORK ?
+	    "Pss_Anon sampled" : "RssAnon sampled");
 	if (cow)
 		printf(", \"snap_extra_peak_bytes\": %" PRIu64
 		    ", \"snap_extra_sampled_bytes\": %" PRIu64
@@ -791,8 +819,9 @@ print_result(const struct result *r)
 		    ", \"snap_writer_persists\": %" PRIu64,
 		    r->snap.extra_peak, r->snap_extra_sampled,
 		    r->snap.writer_copies, r->snap.writer_persists);
-	printf(", \"verify\": \"%s\", \"bad_file_elements\": %" PRIu64
-	    ", \"bad_live_elements\": %" PRIu64 "}\n",
+	printf(", \"file_bytes\": %" PRIu64 ", \"verify\": \"%s\""
+	    ", \"bad_file_elements\": %" PRIu64 ", \"bad_live_elements\": %"
+	    PRIu64 "}\n", r->file_bytes,
 	    r->bad_file || r->bad_live ? "failed" : "ok", r->bad_file,
 	    r->bad_live);
 }
@@ -800,19 +829,25 @@ print_result(const struct result *r)
 /* ------------------------------------------------------------------ */
 /* One run. */
 
+/* The file: unlinked, then (except for the st- methods, whose save makes
+ * its own temporary file and renames it) created. */
 static void
 open_target(void)
 {
+	bool st = is_st(run.o.method);
 	int n = snprintf(run.path, sizeof run.path, "%s/%s", run.o.dir,
-	    FILE_NAME);
+	    st ? ST_FILE_NAME : FILE_NAME);
 
+	run.fd = -1;
 	if (n < 0 || (size_t)n >= sizeof run.path)
-		die("--dir too long");
+		bench_die("--dir too long");
 	if (unlink(run.path) != 0 && errno != ENOENT)
-		die_errno(run.path);
+		bench_die_errno(run.path);
+	if (st)
+		return;
 	run.fd = open(run.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (run.fd < 0)
-		die_errno(run.path);
+		bench_die_errno(run.path);
 }
 
 static void
@@ -823,17 +858,55 @@ job_finish(cow_snapshot_job_t *job, const char *what)
 	if (st != COW_OK)
 		bench_fail(what, st);
 	cow_snapshot_job_release(job);
-	if (fsync(run.fd) != 0)
-		die_errno("fsync");
+	if (run.fd >= 0 && fsync(run.fd) != 0) /* st-: the save's own */
+		bench_die_errno("fsync");
+}
+
+/* The snapshot of the whole state (the writers paused or not running). */
+static cow_snapshot_t *
+take(void)
+{
+	cow_snapshot_t *snap;
+
+	bench_check(cow_snapshot_take(run.n, run.t,
+	    (const char *const *)run.names, &snap), "cow_snapshot_take");
+	return snap;
 }
 
 static void
-run_plain(struct result *r)
+save_st(cow_snapshot_t *snap)
 {
-	uint64_t t0 = bench_now_ns();
+	bench_check(cow_safetensors_save(snap, run.path, NULL),
+	    "cow_safetensors_save");
+}
 
-	write_live();
+/* plain and st-alone: no writer, the calling thread writes (st-alone: takes
+ * a snapshot and saves it, cow_safetensors_save). Memory: the peak
+ * resident set during the save (VmHWM, reset before it) against the
+ * resident set before; no file is mapped meanwhile, so what grows is
+ * anonymous memory (and any code page first touched). */
+static void
+run_alone(struct result *r)
+{
+	uint64_t t0;
+	cow_snapshot_t *snap;
+	pid_t self = getpid();
+
+	if (!bench_proc_field(self, "status", "VmRSS", &r->mem_base) ||
+	    !bench_peak_reset())
+		bench_die_errno("/proc/self");
+	t0 = bench_now_ns();
+	if (run.o.method == M_PLAIN) {
+		write_live();
+	} else {
+		snap = take();
+		save_st(snap);
+		cow_snapshot_stats(snap, &r->snap);
+		cow_snapshot_release(snap);
+	}
 	r->save_ns = bench_now_ns() - t0;
+	if (!bench_proc_field(self, "status", "VmHWM", &r->mem_peak))
+		bench_die_errno("/proc/self/status");
 }
 
 static void
@@ -846,6 +919,7 @@ run_saving(struct result *r)
 	cow_snapshot_t *snap = NULL;
 	cow_snapshot_job_t *job = NULL;
 	cow_snapshot_save_t how = {.ctx = &run.fd};
+	cow_safetensors_save_t st_how = {0};
 	uint64_t t_base, t_pause, t_stall, t_resume, t_start, t_end = 0;
 	pid_t child = -1;
 	int status, done[2] = {-1, -1}, go[2] = {-1, -1};
@@ -853,23 +927,23 @@ run_saving(struct result *r)
 
 	if ((stg.buf = calloc(run.n, sizeof *stg.buf)) == NULL ||
 	    (ptrs = calloc(run.n, sizeof *ptrs)) == NULL)
-		die("out of memory");
+		bench_die("out of memory");
 	smp.pss = m == M_FORK;
 	pthread_mutex_init(&smp.lock, NULL);
 	if (m == M_FORK && (pipe(done) != 0 || pipe(go) != 0))
-		die_errno("pipe");
+		bench_die_errno("pipe");
 	if (m == M_COW_PERSIST_FIRST && ftruncate(run.fd, (off_t)run.total))
-		die_errno("ftruncate");
+		bench_die_errno("ftruncate");
 	writers_prepare();
 	writers_start();
 	if (pthread_create(&smp.thread, NULL, sampler_main, &smp) != 0)
-		die("pthread_create failed");
+		bench_die("pthread_create failed");
 	sleep_ms(run.o.baseline_ms / 4 + 1); /* warm-up, not counted */
 	/* The memory before anything of the method's exists, the writers
 	 * and the sampler running. Pss for fork (the child shares the
 	 * parent's pages), else the cheaper RssAnon. */
-	if (!mem_read(getpid(), smp.pss, &r->mem_base))
-		die_errno("/proc/self");
+	if (!bench_mem_read(getpid(), smp.pss, &r->mem_base))
+		bench_die_errno("/proc/self");
 	if (m == M_EAGER_PRE)
 		for (size_t i = 0; i < run.n; i++) {
 			stage_alloc(&stg, i);
@@ -887,8 +961,9 @@ run_saving(struct result *r)
 	switch (m) {
 	case M_COW_STREAM:
 	case M_COW_PERSIST_FIRST:
-		bench_check(cow_snapshot_take(run.n, run.t,
-		    (const char *const *)run.names, &snap), "cow_snapshot_take");
+	case M_ST_STREAM:
+	case M_ST_PERSIST_FIRST:
+		snap = take();
 		break;
 	case M_EAGER:
 	case M_EAGER_PRE:
@@ -900,7 +975,7 @@ run_saving(struct result *r)
 		break;
 	case M_FORK:
 		if ((child = fork()) < 0)
-			die_errno("fork");
+			bench_die_errno("fork");
 		if (child == 0)
 			child_save(ptrs, done[1], go[0]);
 		close(done[1]);
@@ -917,6 +992,12 @@ run_saving(struct result *r)
 		how.pwrite = cb_pwrite;
 		bench_check(cow_snapshot_save_start(snap, &how, &job),
 		    "cow_snapshot_save_start");
+	} else if (m == M_ST_PERSIST_FIRST) {
+		/* The same, with the file made (posix_fallocate) and its
+		 * header written here. */
+		st_how.mode = COW_SNAPSHOT_PERSIST_FIRST;
+		bench_check(cow_safetensors_save_start(snap, run.path, &st_how,
+		    &job), "cow_safetensors_save_start");
 	}
 	t_start = bench_now_ns();
 	smp.snap = snap; /* the sampler reads it from its next sample */
@@ -933,16 +1014,23 @@ run_saving(struct result *r)
 		job_finish(job, "the stream save");
 		break;
 	case M_COW_PERSIST_FIRST:
+	case M_ST_PERSIST_FIRST:
 		job_finish(job, "the persist-first save");
+		break;
+	case M_ST_STREAM:
+		st_how.mode = COW_SNAPSHOT_STREAM;
+		bench_check(cow_safetensors_save_start(snap, run.path, &st_how,
+		    &job), "cow_safetensors_save_start");
+		job_finish(job, "the stream save");
 		break;
 	case M_EAGER:
 	case M_EAGER_PRE:
 		if (pthread_create(&stg.thread, NULL, stager_main, &stg) != 0)
-			die("pthread_create failed");
+			bench_die("pthread_create failed");
 		pthread_join(stg.thread, NULL);
 		if (stg.err != 0) {
 			errno = stg.err;
-			die_errno("the staged save");
+			bench_die_errno("the staged save");
 		}
 		break;
 	case M_FORK:
@@ -951,11 +1039,11 @@ run_saving(struct result *r)
 			sample_once(&smp); /* the end: both still hold theirs */
 		}
 		if (write(go[1], &ok, 1) != 1 && ok)
-			die_errno("write to the fork's child");
+			bench_die_errno("write to the fork's child");
 		if (waitpid(child, &status, 0) != child)
-			die_errno("waitpid");
+			bench_die_errno("waitpid");
 		if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			die("the fork's child failed to save");
+			bench_die("the fork's child failed to save");
 		close(done[0]);
 		close(go[1]);
 		break;
@@ -968,6 +1056,14 @@ run_saving(struct result *r)
 		writers_wait_steps(1);
 		write_live();
 		break;
+	case M_ST_NOCOPY:
+		/* The same for a safetensors save: the snapshot taken after
+		 * the writers ran a step, once they have stopped. */
+		writers_wait_steps(1);
+		writers_stop();
+		snap = take();
+		save_st(snap);
+		break;
 	default:
 		break;
 	}
@@ -979,7 +1075,8 @@ run_saving(struct result *r)
 	writers_stop();
 
 	r->stall_ns = t_resume - t_stall;
-	r->start_ns = m == M_COW_PERSIST_FIRST ? t_start - t_resume : 0;
+	r->start_ns = m == M_COW_PERSIST_FIRST || m == M_ST_PERSIST_FIRST ?
+	    t_start - t_resume : 0;
 	r->pause_ns = t_start - t_pause;
 	r->save_ns = t_end - t_stall;
 	r->base = step_stats(t_base, t_pause);
@@ -1008,10 +1105,12 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: %s --method plain|plain-busy|cow-stream|cow-persist-first|"
-	    "eager|eager-pre|fork|nocopy [--write-pct 0-100] [--state SIZE] "
+	    "eager|eager-pre|fork|nocopy|st-alone|st-stream|st-persist-first|"
+	    "st-nocopy [--write-pct 0-100] [--state SIZE] "
 	    "[--tensors N] [--shape equal|mixed] [--dir DIR] "
 	    "[--baseline-ms MS] [--compute PASSES] [--sample-ms MS] "
-	    "[--no-pin] [--json] [--quick]\n", program_invocation_short_name);
+	    "[--keep] [--no-pin] [--json] [--quick]\n",
+	    program_invocation_short_name);
 }
 
 static void
@@ -1034,6 +1133,9 @@ parse_args(int argc, char **argv)
 		} else if (strcmp(a, "--json") == 0) {
 			o->json = true;
 			continue;
+		} else if (strcmp(a, "--keep") == 0) {
+			o->keep = true;
+			continue;
 		} else if (strcmp(a, "--no-pin") == 0) {
 			bench_pin_init(false);
 			continue;
@@ -1053,22 +1155,22 @@ parse_args(int argc, char **argv)
 				if (strcmp(v, method_names[m]) == 0)
 					break;
 			if (m == M_COUNT)
-				die("unknown method \"%s\"", v);
+				bench_die("unknown method \"%s\"", v);
 			o->method = (enum method)m;
 			have_method = true;
 		} else if (strcmp(a, "--write-pct") == 0) {
 			o->write_pct = (unsigned)strtoul(v, NULL, 10);
 			if (o->write_pct > 100)
-				die("--write-pct %s: 0 to 100", v);
+				bench_die("--write-pct %s: 0 to 100", v);
 		} else if (strcmp(a, "--state") == 0) {
 			if (!bench_parse_size(v, &o->state_bytes))
-				die("bad size \"%s\"", v);
+				bench_die("bad size \"%s\"", v);
 			have_state = true;
 		} else if (strcmp(a, "--tensors") == 0) {
 			o->tensors = (size_t)strtoul(v, NULL, 10);
 		} else if (strcmp(a, "--shape") == 0) {
 			if (strcmp(v, "mixed") != 0 && strcmp(v, "equal") != 0)
-				die("--shape %s: equal or mixed", v);
+				bench_die("--shape %s: equal or mixed", v);
 			o->mixed = strcmp(v, "mixed") == 0;
 		} else if (strcmp(a, "--dir") == 0) {
 			o->dir = v;
@@ -1093,9 +1195,9 @@ parse_args(int argc, char **argv)
 	if (quick && !have_baseline)
 		o->baseline_ms = 300;
 	if (o->method == M_PLAIN_BUSY && o->write_pct != 0)
-		die("plain-busy writes the live state: --write-pct 0 only");
+		bench_die("plain-busy writes the live state: --write-pct 0 only");
 	if (o->tensors < WRITERS)
-		die("--tensors: at least 2");
+		bench_die("--tensors: at least 2");
 	if (o->sample_ms == 0)
 		o->sample_ms = 1;
 }
@@ -1104,21 +1206,26 @@ int
 main(int argc, char **argv)
 {
 	struct result r = {0};
+	struct stat sb;
 
 	parse_args(argc, argv);
 	state_create();
 	open_target();
-	if (run.o.method == M_PLAIN)
-		run_plain(&r);
+	if (run.o.method == M_PLAIN || run.o.method == M_ST_ALONE)
+		run_alone(&r);
 	else
 		run_saving(&r);
-	r.bad_file = verify_file();
+	r.bad_file = is_st(run.o.method) ? verify_st_file() : verify_file();
+	if (stat(run.path, &sb) != 0)
+		bench_die_errno(run.path);
+	r.file_bytes = (uint64_t)sb.st_size;
 	r.bad_live = verify_live();
 	print_result(&r);
 	fflush(stdout);
-	close(run.fd);
-	if (unlink(run.path) != 0)
-		die_errno(run.path);
+	if (run.fd >= 0)
+		close(run.fd);
+	if (!run.o.keep && unlink(run.path) != 0)
+		bench_die_errno(run.path);
 	if (r.bad_file != 0 || r.bad_live != 0) {
 		fprintf(stderr, "%s: %s: the save is torn: %" PRIu64 " of %"
 		    PRIu64 " elements of the file differ from the state at the "
