@@ -72,7 +72,9 @@ f_stats(PyObject *mod, PyObject *unused)
 	    put(d, "materialize_steals", s.materialize_steals) < 0 ||
 	    put(d, "bytes_copied", s.bytes_copied) < 0 ||
 	    put(d, "external_copies", s.external_copies) < 0 ||
-	    put(d, "pinned_clones", s.pinned_clones) < 0)
+	    put(d, "pinned_clones", s.pinned_clones) < 0 ||
+	    put(d, "snapshot_copies", s.snapshot_copies) < 0 ||
+	    put(d, "snapshot_persists", s.snapshot_persists) < 0)
 		Py_CLEAR(d);
 	return d;
 }
