@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fault.h"
 #include "pycow.h"
 
 #define T(o) (((pycow_tensor *)(o))->t)
@@ -201,7 +202,7 @@ keep_read_only(cow_tensor_t *const *ts, size_t n, cow_storage_t **keep,
 			seen = cow_tensor_storage(ts[k]) == s;
 		if (!seen && (st = cow_storage_lazy_clone(s, &keep[*nkeep])) ==
 		    COW_OK)
-			(*nkeep)++;
+			COW__FAULT_POINT(snapshot_keep, (*nkeep)++);
 	}
 	return st;
 }
@@ -261,7 +262,8 @@ take(PyObject *mapping, const char *func, bool keep, struct taken *out)
 	{
 		struct pycow_guard g = { 0 };
 		for (size_t i = 0; i < n; i++)
-			pycow_guard_add(&g, ts[i], false);
+			COW__FAULT_POINT(take_stripes,
+			    pycow_guard_add(&g, ts[i], false));
 		PYCOW_LOCKED(&g,
 		    st = cow_snapshot_take(n, ts, names, &snap);
 		    if (st == COW_OK && keep)
@@ -403,9 +405,7 @@ job_wait(PyObject *self, PyObject *unused)
 	Py_BEGIN_ALLOW_THREADS
 	st = cow_snapshot_job_wait(job);
 	Py_END_ALLOW_THREADS
-	if (pycow_check(st) < 0)
-		return NULL;
-	Py_RETURN_NONE;
+	return pycow_check(st) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 static PyObject *
@@ -575,6 +575,19 @@ snap_release(PyObject *self, PyObject *args)
 	Py_RETURN_NONE;
 }
 
+static const struct pycow_counter snap_counters[] = {
+	PYCOW_COUNTER(cow_snapshot_stats_t, tensors),
+	PYCOW_COUNTER(cow_snapshot_stats_t, bytes),
+	PYCOW_COUNTER(cow_snapshot_stats_t, held_tensors),
+	PYCOW_COUNTER(cow_snapshot_stats_t, extra_bytes),
+	PYCOW_COUNTER(cow_snapshot_stats_t, extra_peak),
+	PYCOW_COUNTER(cow_snapshot_stats_t, writer_copies),
+	PYCOW_COUNTER(cow_snapshot_stats_t, writer_persists),
+	PYCOW_COUNTER(cow_snapshot_stats_t, pinned_copies),
+	PYCOW_COUNTER(cow_snapshot_stats_t, pinned_bytes),
+	{ NULL, 0 }
+};
+
 static PyObject *
 snap_stats(PyObject *self, PyObject *unused)
 {
@@ -582,16 +595,7 @@ snap_stats(PyObject *self, PyObject *unused)
 	cow_snapshot_stats_t s;
 
 	cow_snapshot_stats(SNAP(self)->snap, &s);
-	return Py_BuildValue("{sKsKsKsKsKsKsKsKsK}",
-	    "tensors", (unsigned long long)s.tensors,
-	    "bytes", (unsigned long long)s.bytes,
-	    "held_tensors", (unsigned long long)s.held_tensors,
-	    "extra_bytes", (unsigned long long)s.extra_bytes,
-	    "extra_peak", (unsigned long long)s.extra_peak,
-	    "writer_copies", (unsigned long long)s.writer_copies,
-	    "writer_persists", (unsigned long long)s.writer_persists,
-	    "pinned_copies", (unsigned long long)s.pinned_copies,
-	    "pinned_bytes", (unsigned long long)s.pinned_bytes);
+	return pycow_counters(&s, snap_counters);
 }
 
 static PyObject *
@@ -1026,6 +1030,14 @@ open_get_metadata(PyObject *self, PyObject *unused)
 	return d;
 }
 
+static const struct pycow_counter file_counters[] = {
+	PYCOW_COUNTER(cow_safetensors_stats_t, tensors),
+	PYCOW_COUNTER(cow_safetensors_stats_t, unaligned_copies),
+	PYCOW_COUNTER(cow_safetensors_stats_t, bytes_read),
+	PYCOW_COUNTER(cow_safetensors_stats_t, mapped_bytes),
+	{ NULL, 0 }
+};
+
 static PyObject *
 open_stats(PyObject *self, PyObject *unused)
 {
@@ -1037,11 +1049,7 @@ open_stats(PyObject *self, PyObject *unused)
 		return NULL;
 	cow_safetensors_stats(f, &s);
 	open_leave(self);
-	return Py_BuildValue("{sKsKsKsK}",
-	    "tensors", (unsigned long long)s.tensors,
-	    "unaligned_copies", (unsigned long long)s.unaligned_copies,
-	    "bytes_read", (unsigned long long)s.bytes_read,
-	    "mapped_bytes", (unsigned long long)s.mapped_bytes);
+	return pycow_counters(&s, file_counters);
 }
 
 static PyObject *

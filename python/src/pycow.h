@@ -173,6 +173,16 @@ extern PyTypeObject pycow_safe_open_type;  /* cowstore.safe_open */
 extern PyMethodDef pycow_file_functions[];
 
 /* modes.c ------------------------------------------------------------ */
+/* A uint64_t counter of a stats struct: its name (the field's) and offset;
+ * a table of them ends with { NULL, 0 }. */
+struct pycow_counter {
+	const char *name;
+	size_t offset;
+};
+#define PYCOW_COUNTER(type, field) { #field, offsetof(type, field) }
+/* A dict of @stats' counters in @c; NULL with an exception. */
+PyObject *pycow_counters(const void *stats, const struct pycow_counter *c);
+
 extern PyTypeObject pycow_reshape_mode_type;
 extern PyTypeObject pycow_functional_type;
 extern PyMethodDef pycow_mode_functions[];

@@ -12,14 +12,13 @@ import os
 import subprocess
 import sys
 import threading
-import time
 import weakref
 
 import numpy as np
 import pytest
 
 import cowstore
-from conftest import collect, live_bytes, sample
+from conftest import collect, gil_pauses, live_bytes, sample
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "files"))
@@ -658,6 +657,27 @@ def test_cancel_leaves_the_destination_and_no_temporary_file(tmp_path):
     assert midway == 1
 
 
+def test_dropping_a_running_job_cancels_it_and_waits(tmp_path):
+    """A SaveJob dropped while its save runs: the save is cancelled and the
+    drop waits for it to stop, so no temporary file is left once it
+    returns, and the destination is either untouched or the whole file
+    (the save may have ended first: tried until one was cancelled)."""
+    ts = {"t%d" % i: cowstore.full((1 << 20,), i) for i in range(32)}
+    cancelled = 0
+    for k in range(10):
+        path = str(tmp_path / ("drop%d.safetensors" % k))
+        snap = cowstore.snapshot(ts)
+        job = snap.save(path)
+        del job
+        assert not leftovers(path)
+        if os.path.exists(path):
+            assert cowstore.load_file(path)["t9"].sum().item() == 9 << 20
+        else:
+            cancelled += 1
+            break
+    assert cancelled == 1
+
+
 def test_save_errors_raise_the_right_exception(tmp_path):
     x = cowstore.zeros((4,))
     missing = str(tmp_path / "no" / "such" / "dir" / "f.safetensors")
@@ -758,58 +778,23 @@ def test_the_job_thread_never_runs_a_python_deleter(tmp_path):
 # ---------------------------------------------------------------------------
 # The GIL.
 
-def longest_pause(run, stamps):
-    """The longest stretch of @run() during which the ticker thread
-    appended nothing to @stamps, as a fraction of @run()'s time."""
-    n0 = len(stamps)
-    t0 = time.perf_counter()
-    run()
-    t1 = time.perf_counter()
-    inside = [s for s in stamps[n0:] if t0 <= s <= t1]
-    edges = [t0] + inside + [t1]
-    return max(b - a for a, b in zip(edges, edges[1:])) / (t1 - t0)
-
-
 def test_gil_is_released_while_a_large_save_runs(tmp_path):
     """While save_file (on the calling thread) or a background save and
     its wait() run, another Python thread keeps running: the longest pause
     it sees is far shorter than the save (with the GIL held throughout it
-    would be the whole save). Five tries each; one clear run is enough."""
+    would be the whole save). Five tries each; one clear run is enough
+    (conftest.gil_pauses)."""
     path = str(tmp_path / "g.safetensors")
     ts = {"t%d" % i: cowstore.full((1 << 20,), i) for i in range(16)}  # 64 MiB
-    stamps = []
-    stop = threading.Event()
-
-    def ticker():
-        while not stop.is_set():
-            stamps.append(time.perf_counter())
 
     def background(mode):
         def run():
             cowstore.snapshot(ts).save(path, mode=mode).wait()
         return run
 
-    runs = {"save_file": lambda: cowstore.save_file(ts, path),
-            "stream": background("stream"),
-            "persist_first": background("persist_first")}
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    th = threading.Thread(target=ticker)
-    th.start()
-    try:
-        results = {}
-        for name, run in runs.items():
-            best = None
-            for _ in range(5):
-                r = longest_pause(run, stamps)
-                best = r if best is None else min(best, r)
-                if best < 0.5:
-                    break
-            results[name] = best
-    finally:
-        stop.set()
-        th.join()
-        sys.setswitchinterval(old)
+    results = gil_pauses({"save_file": lambda: cowstore.save_file(ts, path),
+                          "stream": background("stream"),
+                          "persist_first": background("persist_first")})
     print("longest pause / save time:", results)
     assert all(r < 0.5 for r in results.values()), results
     assert cowstore.load_file(path)["t7"].sum().item() == 7 * (1 << 20)
