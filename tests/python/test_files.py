@@ -165,6 +165,20 @@ def test_round_trip_every_dtype_and_layout(tmp_path, dtype, how, request):
     assert not leftovers(path)
 
 
+def test_no_tensors(tmp_path):
+    """An empty mapping: a file of an empty JSON object, padded."""
+    path = str(tmp_path / "e.safetensors")
+    cowstore.save_file({}, path)
+    f = read_spec(path)
+    assert f["tensors"] == [] and f["header_text"].strip() == "{}"
+    assert cowstore.load_file(path) == {}
+    job = cowstore.snapshot({}).save(path, mode="persist_first")
+    job.wait()
+    assert job.progress == (0, 0)
+    with cowstore.safe_open(path) as sf:
+        assert sf.keys() == [] and sf.metadata() is None
+
+
 def test_complex128_is_refused_naming_the_tensor(tmp_path):
     path = str(tmp_path / "c.safetensors")
     t = cowstore.zeros((2,), dtype="complex128")
