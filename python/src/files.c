@@ -638,6 +638,12 @@ snap_save(PyObject *self, PyObject *args, PyObject *kw)
 	j->snapshot = Py_NewRef(self);
 	j->path = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(path),
 	    PyBytes_GET_SIZE(path));
+	if (j->path == NULL) {
+		Py_DECREF(j);
+		metadata_free(&md);
+		Py_DECREF(path);
+		return NULL;
+	}
 	cow_safetensors_save_t opts = {
 		.mode = mode,
 		.metadata_count = md.count,
@@ -655,7 +661,7 @@ snap_save(PyObject *self, PyObject *args, PyObject *kw)
 	Py_DECREF(path);
 	if (st == COW_OK)
 		j->job = job;
-	if (pycow_check(st) < 0 || j->path == NULL) {
+	if (pycow_check(st) < 0) {
 		Py_DECREF(j);
 		return NULL;
 	}

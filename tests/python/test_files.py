@@ -858,3 +858,33 @@ def test_a_job_running_at_fork_is_cancelled_in_the_child(tmp_path):
         if 1 in seen:
             break
     assert 1 in seen, "the job always ended before the fork"
+
+
+def test_nothing_is_left_behind(tmp_path):
+    """Snapshots (with their extra shares of read-only memory), jobs
+    finished, cancelled and dropped, handles and loaded tensors: once all
+    are gone, the library's live bytes are back where they were."""
+    path = str(tmp_path / "l.safetensors")
+    collect()
+    start = live_bytes()
+    for k in range(5):
+        ro = np.arange(1000, dtype=np.int32)
+        ro.flags.writeable = False
+        ts = {"a": cowstore.full((1 << 16,), k), "ro": ro,
+              "w": np.ones(100), "v": cowstore.arange(50)[::5]}
+        cowstore.save_file(ts, path, {"k": str(k)})
+        snap = cowstore.snapshot(ts)
+        snap.save(path, mode=MODES[k % 2], keep=k % 2 == 1).wait()
+        other = cowstore.snapshot(ts)
+        other.cancel()
+        with pytest.raises(cowstore.CancelledError):
+            other.save(path, mode=MODES[k % 2]).wait()
+        job = other.save(path)  # dropped at once: cancelled or done
+        del job, other
+        d = cowstore.load_file(path, pread=k % 2 == 0)
+        with cowstore.safe_open(path) as f:
+            t = f.get_tensor("a")
+        d["a"][0] = 1
+        del ts, snap, d, f, t, ro
+    collect()
+    assert live_bytes() == start
