@@ -12,6 +12,9 @@
 
 PyObject *pycow_aliasing_warning;
 PyObject *pycow_aliasing_error;
+PyObject *pycow_safetensor_error;
+PyObject *pycow_cancelled_error;
+PyObject *pycow_released_error;
 
 #define PENDING_MAX 8
 
@@ -85,6 +88,14 @@ exception_for(cow_status_t status)
 		return PyExc_NotImplementedError;
 	case COW_EALIASING:
 		return pycow_aliasing_error;
+	case COW_EIO:
+		return PyExc_OSError;
+	case COW_EFORMAT:
+		return pycow_safetensor_error;
+	case COW_ECANCELED:
+		return pycow_cancelled_error;
+	case COW_ERELEASED:
+		return pycow_released_error;
 	default:
 		return PyExc_ValueError;
 	}

@@ -7,9 +7,16 @@
  * expects no such duty, and the module releases the GIL around work on
  * data, so the module keeps the contract itself: a table of read-write
  * locks, the storage's address choosing the stripe. Reads share a stripe,
- * writes take it alone; an op's stripes are taken in address order, so two
+ * writes take it alone; an op's stripes are taken in index order, so two
  * ops never wait for each other in a cycle. Functional tensors have no
  * storage of their own: they share one stripe, taken for writing.
+ *
+ * An op's guard is a set of stripes (struct pycow_guard: one bit per
+ * stripe, for reading and for writing; STRIPES is 64), so an op may use
+ * any number of tensors: a snapshot's take (files.c) reads every tensor
+ * it is given, and takes each distinct stripe once, in index order, like
+ * any op. A stripe wanted for reading and for writing is taken for
+ * writing.
  *
  * The GIL is never held while waiting for a stripe (pycow_guard_lock runs
  * between Py_BEGIN_ALLOW_THREADS and Py_END_ALLOW_THREADS), so a thread
@@ -21,7 +28,7 @@
  * a child has only the thread that forked, so a stripe some other thread
  * held at the fork would stay held in the child for good. The handlers
  * registered with os.register_at_fork take every stripe for writing
- * before the fork, in index order (the address order ops use, so no
+ * before the fork, in index order (the order ops use, so no
  * cycle), and waiting with the GIL released as ops do; the parent then
  * unlocks them, and the child initialises them again (glibc's
  * pthread_rwlock_unlock tells a write unlock from a read unlock by the
@@ -36,6 +43,8 @@
 #include "pycow.h"
 
 #define STRIPES 64
+/* A guard is a set of stripes, one bit each. */
+_Static_assert(STRIPES <= 64, "struct pycow_guard has a bit per stripe");
 
 static pthread_rwlock_t stripes[STRIPES] = {
 #define L4 PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER, \
@@ -54,52 +63,47 @@ static _Thread_local int forking;
  * Python code runs inside an op (a producer's deleter, with the GIL). */
 static _Thread_local int in_ops;
 
-static pthread_rwlock_t *
+/* The index of @t's stripe; *write is set for a functional tensor. */
+static int
 stripe_of(const cow_tensor_t *t, bool *write)
 {
 	cow_storage_t *s = cow_tensor_storage(t);
 	if (s == NULL) {          /* functional: one stripe for all */
 		*write = true;
-		return &stripes[0];
+		return 0;
 	}
 	uintptr_t h = (uintptr_t)s;
 	h ^= h >> 17;
 	h *= UINT64_C(0x9E3779B97F4A7C15) & UINTPTR_MAX;
-	return &stripes[1 + (h >> 7) % (STRIPES - 1)];
+	return 1 + (int)((h >> 7) % (STRIPES - 1));
 }
 
 void
 pycow_guard_add(struct pycow_guard *g, const cow_tensor_t *t, bool write)
 {
-	void *l = stripe_of(t, &write);
-	for (int i = 0; i < g->n; i++) {
-		if (g->lock[i] == l) {
-			g->write[i] |= write;
-			return;
-		}
-	}
-	/* Insertion in address order. */
-	int i = g->n++;
-	while (i > 0 && (uintptr_t)g->lock[i - 1] > (uintptr_t)l) {
-		g->lock[i] = g->lock[i - 1];
-		g->write[i] = g->write[i - 1];
-		i--;
-	}
-	g->lock[i] = l;
-	g->write[i] = write;
+	int i = stripe_of(t, &write);
+
+	if (write)
+		g->write |= UINT64_C(1) << i;
+	else
+		g->read |= UINT64_C(1) << i;
 }
 
 void
 pycow_guard_lock(struct pycow_guard *g)
 {
-	int n = COW__FAULT_POINT(guard_stripes, g->n);
+	uint64_t all = g->read | g->write;
+	int n = COW__FAULT_POINT(guard_stripes, STRIPES);
 
 	if (forking > 0)
 		return;
+	/* In index order (the array's address order): every op and the fork
+	 * handlers take stripes in one order, so none waits in a cycle. */
 	for (int i = 0; i < n; i++) {
-		pthread_rwlock_t *l = g->lock[i];
-		int rc = g->write[i] ? pthread_rwlock_wrlock(l) :
-		    pthread_rwlock_rdlock(l);
+		if (!(all >> i & 1))
+			continue;
+		int rc = g->write >> i & 1 ? pthread_rwlock_wrlock(&stripes[i]) :
+		    pthread_rwlock_rdlock(&stripes[i]);
 		if (rc != 0)
 			Py_FatalError("cowstore: a storage lock failed");
 	}
@@ -109,13 +113,15 @@ pycow_guard_lock(struct pycow_guard *g)
 void
 pycow_guard_unlock(struct pycow_guard *g)
 {
-	int n = COW__FAULT_POINT(guard_stripes, g->n);
+	uint64_t all = g->read | g->write;
+	int n = COW__FAULT_POINT(guard_stripes, STRIPES);
 
 	if (forking > 0)
 		return;
 	in_ops--;
 	for (int i = n - 1; i >= 0; i--)
-		pthread_rwlock_unlock((pthread_rwlock_t *)g->lock[i]);
+		if (all >> i & 1)
+			pthread_rwlock_unlock(&stripes[i]);
 }
 
 /* --- fork ---------------------------------------------------------- */

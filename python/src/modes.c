@@ -58,23 +58,41 @@ put(PyObject *dict, const char *key, unsigned long long v)
 	return rc;
 }
 
+PyObject *
+pycow_counters(const void *stats, const struct pycow_counter *c)
+{
+	PyObject *d = PyDict_New();
+
+	for (; d != NULL && c->name != NULL; c++) {
+		uint64_t v;
+		memcpy(&v, (const char *)stats + c->offset, sizeof v);
+		if (put(d, c->name, v) < 0)
+			Py_CLEAR(d);
+	}
+	return d;
+}
+
+static const struct pycow_counter stats_counters[] = {
+	PYCOW_COUNTER(cow_stats_t, lazy_clones),
+	PYCOW_COUNTER(cow_stats_t, ctx_wraps),
+	PYCOW_COUNTER(cow_stats_t, eager_fallbacks),
+	PYCOW_COUNTER(cow_stats_t, materialize_copies),
+	PYCOW_COUNTER(cow_stats_t, materialize_steals),
+	PYCOW_COUNTER(cow_stats_t, bytes_copied),
+	PYCOW_COUNTER(cow_stats_t, external_copies),
+	PYCOW_COUNTER(cow_stats_t, pinned_clones),
+	PYCOW_COUNTER(cow_stats_t, snapshot_copies),
+	PYCOW_COUNTER(cow_stats_t, snapshot_persists),
+	{ NULL, 0 }
+};
+
 static PyObject *
 f_stats(PyObject *mod, PyObject *unused)
 {
 	(void)mod, (void)unused;
 	cow_stats_t s;
-	PyObject *d = PyDict_New();
 	cow_stats_get(&s);
-	if (d == NULL || put(d, "lazy_clones", s.lazy_clones) < 0 ||
-	    put(d, "ctx_wraps", s.ctx_wraps) < 0 ||
-	    put(d, "eager_fallbacks", s.eager_fallbacks) < 0 ||
-	    put(d, "materialize_copies", s.materialize_copies) < 0 ||
-	    put(d, "materialize_steals", s.materialize_steals) < 0 ||
-	    put(d, "bytes_copied", s.bytes_copied) < 0 ||
-	    put(d, "external_copies", s.external_copies) < 0 ||
-	    put(d, "pinned_clones", s.pinned_clones) < 0)
-		Py_CLEAR(d);
-	return d;
+	return pycow_counters(&s, stats_counters);
 }
 
 static PyObject *
@@ -85,6 +103,16 @@ f_reset_stats(PyObject *mod, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+static const struct pycow_counter alloc_counters[] = {
+	PYCOW_COUNTER(cow_alloc_stats_t, allocs),
+	PYCOW_COUNTER(cow_alloc_stats_t, frees),
+	PYCOW_COUNTER(cow_alloc_stats_t, failures),
+	PYCOW_COUNTER(cow_alloc_stats_t, live_allocs),
+	PYCOW_COUNTER(cow_alloc_stats_t, live_bytes),
+	PYCOW_COUNTER(cow_alloc_stats_t, total_bytes),
+	{ NULL, 0 }
+};
+
 static PyObject *
 f_memory_stats(PyObject *mod, PyObject *unused)
 {
@@ -93,12 +121,8 @@ f_memory_stats(PyObject *mod, PyObject *unused)
 	cow_allocator_t *a = cow_allocator_default();
 	if (pycow_check(cow_allocator_stats(a, &s)) < 0)
 		return NULL;
-	PyObject *d = PyDict_New();
-	if (d == NULL || put(d, "allocs", s.allocs) < 0 ||
-	    put(d, "frees", s.frees) < 0 || put(d, "failures", s.failures) < 0 ||
-	    put(d, "live_allocs", s.live_allocs) < 0 ||
-	    put(d, "live_bytes", s.live_bytes) < 0 ||
-	    put(d, "total_bytes", s.total_bytes) < 0 ||
+	PyObject *d = pycow_counters(&s, alloc_counters);
+	if (d != NULL &&
 	    put(d, "retained_bytes", cow_allocator_retained_bytes(a)) < 0)
 		Py_CLEAR(d);
 	if (d != NULL) {

@@ -9,7 +9,9 @@ PyDoc_STRVAR(module_doc,
 "\n"
 "Tensors share bytes lazily (lazy_clone is O(1)); the first write through\n"
 "a copy materialises it. DLPack and the buffer protocol exchange tensors\n"
-"with NumPy and PyTorch at zero copy. See docs/python.md.");
+"with NumPy and PyTorch at zero copy. Snapshots save as safetensors files\n"
+"in the background (snapshot, save_file), and files load with no copy\n"
+"(load_file, safe_open). See docs/python.md.");
 
 static struct PyModuleDef module_def = {
 	PyModuleDef_HEAD_INIT,
@@ -57,14 +59,34 @@ PyInit_cowstore(void)
 	pycow_aliasing_error = PyErr_NewExceptionWithDoc(
 	    "cowstore.AliasingError", "An access refused because it relies on "
 	    "reshape aliasing (shadow policy 'error').", PyExc_RuntimeError, NULL);
+	/* The statuses of files and snapshots (errors.c; docs/python.md,
+	 * "Errors"). */
+	pycow_safetensor_error = PyErr_NewExceptionWithDoc(
+	    "cowstore.SafetensorError", "A file breaks a rule of the "
+	    "safetensors format (COW_EFORMAT).", PyExc_ValueError, NULL);
+	pycow_cancelled_error = PyErr_NewExceptionWithDoc(
+	    "cowstore.CancelledError", "A save was cancelled (COW_ECANCELED).",
+	    PyExc_Exception, NULL);
+	pycow_released_error = PyErr_NewExceptionWithDoc(
+	    "cowstore.ReleasedError", "A snapshot no longer holds that tensor: "
+	    "saved or released (COW_ERELEASED).", PyExc_LookupError, NULL);
 	if (pycow_aliasing_warning == NULL || pycow_aliasing_error == NULL ||
+	    pycow_safetensor_error == NULL || pycow_cancelled_error == NULL ||
+	    pycow_released_error == NULL ||
 	    PyModule_AddObjectRef(m, "AliasingWarning", pycow_aliasing_warning) < 0 ||
 	    PyModule_AddObjectRef(m, "AliasingError", pycow_aliasing_error) < 0 ||
+	    PyModule_AddObjectRef(m, "SafetensorError", pycow_safetensor_error) < 0 ||
+	    PyModule_AddObjectRef(m, "CancelledError", pycow_cancelled_error) < 0 ||
+	    PyModule_AddObjectRef(m, "ReleasedError", pycow_released_error) < 0 ||
 	    pycow_tensor_type_ready() < 0 ||
 	    PyModule_AddObjectRef(m, "Tensor", (PyObject *)&pycow_tensor_type) < 0 ||
 	    PyType_Ready(&pycow_writable_view_type) < 0 ||
 	    add_type(m, "reshape_mode", &pycow_reshape_mode_type) < 0 ||
 	    add_type(m, "functional", &pycow_functional_type) < 0 ||
+	    add_type(m, "Snapshot", &pycow_snapshot_type) < 0 ||
+	    add_type(m, "SaveJob", &pycow_job_type) < 0 ||
+	    add_type(m, "safe_open", &pycow_safe_open_type) < 0 ||
+	    PyModule_AddFunctions(m, pycow_file_functions) < 0 ||
 	    PyModule_AddFunctions(m, pycow_create_functions) < 0 ||
 	    PyModule_AddFunctions(m, pycow_mode_functions) < 0 ||
 	    add_dtypes(m) < 0 || pycow_guard_init() < 0 ||

@@ -25,6 +25,9 @@ typedef struct {
 extern PyTypeObject pycow_tensor_type;
 extern PyObject *pycow_aliasing_warning;  /* cowstore.AliasingWarning */
 extern PyObject *pycow_aliasing_error;    /* cowstore.AliasingError */
+extern PyObject *pycow_safetensor_error;  /* cowstore.SafetensorError */
+extern PyObject *pycow_cancelled_error;   /* cowstore.CancelledError */
+extern PyObject *pycow_released_error;    /* cowstore.ReleasedError */
 
 PyMODINIT_FUNC PyInit_cowstore(void);
 
@@ -35,8 +38,9 @@ PyMODINIT_FUNC PyInit_cowstore(void);
 PyObject *pycow_wrap(cow_tensor_t *t);
 
 /* guard.c ------------------------------------------------------------ */
-/* The storages an op uses, each for reading or writing (guard.c). Take
- * them with the GIL released:
+/* The storages an op uses, each for reading or writing (guard.c): a set
+ * of the stripes they map to, any number of tensors (a snapshot's take
+ * adds every tensor it reads). Take them with the GIL released:
  *	struct pycow_guard g = { 0 };
  *	pycow_guard_add(&g, dst, true); pycow_guard_add(&g, src, false);
  *	Py_BEGIN_ALLOW_THREADS
@@ -44,9 +48,8 @@ PyObject *pycow_wrap(cow_tensor_t *t);
  *	Py_END_ALLOW_THREADS
  */
 struct pycow_guard {
-	int n;
-	bool write[3];
-	void *lock[3];
+	uint64_t read;       /* bit i: stripe i, for reading */
+	uint64_t write;      /* bit i: stripe i, for writing */
 };
 void pycow_guard_add(struct pycow_guard *g, const cow_tensor_t *t, bool write);
 void pycow_guard_lock(struct pycow_guard *g);
@@ -162,7 +165,24 @@ PyObject *pycow_asarray(PyObject *obj, const char *what);
 extern PyMappingMethods pycow_mapping_methods;
 PyObject *pycow_tensor_item(PyObject *self, Py_ssize_t i);
 
+/* files.c ------------------------------------------------------------ */
+extern PyTypeObject pycow_snapshot_type;   /* cowstore.Snapshot */
+extern PyTypeObject pycow_job_type;        /* cowstore.SaveJob */
+extern PyTypeObject pycow_safe_open_type;  /* cowstore.safe_open */
+/* save_file, load_file, snapshot. */
+extern PyMethodDef pycow_file_functions[];
+
 /* modes.c ------------------------------------------------------------ */
+/* A uint64_t counter of a stats struct: its name (the field's) and offset;
+ * a table of them ends with { NULL, 0 }. */
+struct pycow_counter {
+	const char *name;
+	size_t offset;
+};
+#define PYCOW_COUNTER(type, field) { #field, offsetof(type, field) }
+/* A dict of @stats' counters in @c; NULL with an exception. */
+PyObject *pycow_counters(const void *stats, const struct pycow_counter *c);
+
 extern PyTypeObject pycow_reshape_mode_type;
 extern PyTypeObject pycow_functional_type;
 extern PyMethodDef pycow_mode_functions[];

@@ -151,6 +151,51 @@ def to_numpy_values(t):
     return np.array(t.tolist(), dtype=np.dtype(t.dtype)).reshape(t.shape)
 
 
+def gil_pauses(runs, tries=5, enough=0.5):
+    """For each of @runs ({name: callable}), the longest stretch of one call
+    during which another Python thread (a ticker appending timestamps)
+    ran nothing, as a fraction of the call's time: the best of up to
+    @tries calls, stopping at the first below @enough. A call that holds
+    the GIL throughout gives 1.0; one that releases it, far less."""
+    import sys
+    import threading
+    import time
+    stamps = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            stamps.append(time.perf_counter())
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    th = threading.Thread(target=ticker)
+    th.start()
+    results = {}
+    try:
+        for name, run in runs.items():
+            best = None
+            for _ in range(tries):
+                n0 = len(stamps)
+                t0 = time.perf_counter()
+                r = run()
+                t1 = time.perf_counter()
+                del r
+                inside = [s for s in stamps[n0:] if t0 <= s <= t1]
+                edges = [t0] + inside + [t1]
+                gap = max(b - a for a, b in zip(edges, edges[1:]))
+                ratio = gap / (t1 - t0)
+                best = ratio if best is None else min(best, ratio)
+                if best < enough:
+                    break
+            results[name] = best
+    finally:
+        stop.set()
+        th.join()
+        sys.setswitchinterval(old)
+    return results
+
+
 # ---------------------------------------------------------------------------
 # ctypes access to capsules and the buffer protocol.
 

@@ -239,7 +239,8 @@ def test_stats_and_reset():
     s = cowstore.stats()
     for k in ("lazy_clones", "ctx_wraps", "eager_fallbacks",
               "materialize_copies", "materialize_steals", "bytes_copied",
-              "external_copies", "pinned_clones"):
+              "external_copies", "pinned_clones", "snapshot_copies",
+              "snapshot_persists"):
         assert s[k] == 0, k
     t = cowstore.arange(100, dtype="int64")
     c = t.lazy_clone()

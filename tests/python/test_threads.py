@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 import cowstore
-from conftest import collect, live_bytes
+from conftest import collect, gil_pauses, live_bytes
 
 SECONDS = float(os.environ.get("COWSTORE_PY_THREAD_SECONDS", "20"))
 THREADS = 4
@@ -259,8 +259,7 @@ def test_gil_is_released_around_large_ops():
     running: the largest pause it sees during the op is far shorter than
     the op (with the GIL held throughout, it would see the whole op as one
     pause). Five tries per op; one clear run is enough, so a loaded machine
-    does not make it fail."""
-    import sys
+    does not make it fail (conftest.gil_pauses)."""
     t = cowstore.full((1 << 24,), 1, dtype="float32")  # 64 MiB
     ops = {
         "clone": lambda: t.clone(),
@@ -268,39 +267,7 @@ def test_gil_is_released_around_large_ops():
         "add": lambda: t + t,
         "sum": lambda: t.sum(),
     }
-    stamps = []
-    stop = threading.Event()
-
-    def ticker():
-        while not stop.is_set():
-            stamps.append(time.perf_counter())
-
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    th = threading.Thread(target=ticker)
-    th.start()
-    try:
-        results = {}
-        for name, op in ops.items():
-            best = None
-            for _ in range(5):
-                n0 = len(stamps)
-                t0 = time.perf_counter()
-                r = op()
-                t1 = time.perf_counter()
-                del r
-                inside = [s for s in stamps[n0:] if t0 <= s <= t1]
-                edges = [t0] + inside + [t1]
-                gap = max(b - a for a, b in zip(edges, edges[1:]))
-                ratio = gap / (t1 - t0)
-                best = ratio if best is None else min(best, ratio)
-                if best < 0.5:
-                    break
-            results[name] = best
-    finally:
-        stop.set()
-        th.join()
-        sys.setswitchinterval(old)
+    results = gil_pauses(ops)
     assert all(r < 0.5 for r in results.values()), results
 
 
