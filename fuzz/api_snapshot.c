@@ -914,12 +914,11 @@ call_save(struct api_snapshot *a, struct fuzz_input *in, bool persist)
 		return;
 	}
 	/* The model's run. */
-	/* A cancel stops the save at its first chunk (a stream writes the
-	 * empty tensors before it); a persist-first save stops before its
-	 * first group. */
+	/* A pending cancel stops the save before its first tensor (a
+	 * stream) or group (a persist-first save): it writes nothing, empty
+	 * tensors included; an empty snapshot has nothing to stop. */
 	if (m->cancel)
-		want = (persist ? m->n : with_bytes) > 0 ? COW_ECANCELED :
-		    COW_OK;
+		want = m->n > 0 ? COW_ECANCELED : COW_OK;
 	else if (s->fail_at > 0 && (size_t)s->fail_at <= with_bytes)
 		want = COW_EIO;
 	else
@@ -947,7 +946,7 @@ call_save(struct api_snapshot *a, struct fuzz_input *in, bool persist)
 		}
 	} else {
 		upto = rc == COW_OK ? m->n : rc == COW_EIO ?
-		    nth_with_bytes(s, s->fail_at) : nth_with_bytes(s, 1);
+		    nth_with_bytes(s, s->fail_at) : 0;
 		stream_catch_up(s, upto);
 		at = 0;
 		for (size_t k = 0; k < upto; k++) {
