@@ -108,7 +108,7 @@ cow__fork_gate_wait(cow__atomic_u64_t *word)
 	unsigned spins = 0;
 
 	do {
-		cow__atomic_add_release(word, (uint64_t)-1);
+		cow__fork_gate_leave(word);
 		while (cow__atomic_load_relaxed(&cow__fork_pending) != 0)
 			cow__backoff(&spins);
 		cow__atomic_add_relaxed(word, 1);

@@ -115,11 +115,17 @@ cow__fork_gate_enter(void)
 }
 
 /* Leave it: release, so that a fork that sees the word drop also sees the
- * section's work (the shared unlock) done. */
+ * section's work (the shared unlock) done. A thread's own word has one
+ * writer, its owner, and is back to zero with a store (no locked
+ * instruction); the shared word of threads without a block takes a
+ * decrement. */
 static inline void
 cow__fork_gate_leave(cow__fork_gate_t word)
 {
-	cow__atomic_add_release(word, (uint64_t)-1);
+	if (__builtin_expect(word != &cow__fork_orphan_gate, 1))
+		cow__atomic_store_release(word, 0);
+	else
+		cow__atomic_add_release(word, (uint64_t)-1);
 }
 
 #endif /* COW_SCHED */

@@ -357,6 +357,18 @@ cow__atomic_add_release(cow__atomic_u64_t *w, uint64_t n)
 	ck_pr_add_64(&w->value, n);
 }
 
+/* A release fence, then a relaxed store: a reader that loads @v with
+ * cow__atomic_load_acquire (or loads it, then fences) sees what the writer
+ * did before. For a word whose writers are ordered otherwise (one owner). */
+static inline void
+cow__atomic_store_release(cow__atomic_u64_t *w, uint64_t v)
+{
+	COW__TSAN_RELEASE(w);
+	cow__fence_release(w);
+	COW__SCHED(COW__SCHED_COUNTER_STORE, w, COW__MO_RELAXED);
+	ck_pr_store_64(&w->value, v);
+}
+
 /* A relaxed load, then an acquire fence: a reader that sees an add of
  * cow__atomic_add_release sees what its writer did before it. */
 static inline uint64_t
