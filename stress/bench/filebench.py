@@ -39,8 +39,10 @@ and every element compared with the state; a difference fails the run
   py-save-file, py-snapshot
               HOOK for cowstore's own Python bindings (issue 38:
               cowstore.save_file, and cowstore.snapshot(...).save(...).wait()
-              on tensors cowstore.asarray takes from the arrays with no
-              copy) into filebench.safetensors. They need a cowstore module
+              on tensors cowstore owns, made with cowstore.tensor before
+              the save: an engine's state; tensors cowstore.asarray wraps
+              around NumPy's memory are pinned, and a snapshot copies them
+              at the take, docs/snapshots.md) into filebench.safetensors. They need a cowstore module
               that has them on PYTHONPATH; without one they exit 4 and say
               so (bench-files.sh skips them then). py-snapshot's stall is
               the time until save() returns (the take and the start), its
@@ -221,8 +223,8 @@ class Saver:
             self.torch = torch
             self.tensors = {k: torch.from_numpy(v) for k, v in state.items()}
         elif method in ("py-save-file", "py-snapshot"):
-            self.cowstore = need_bindings("save_file", "snapshot", "asarray")
-            self.tensors = {k: self.cowstore.asarray(v)
+            self.cowstore = need_bindings("save_file", "snapshot", "tensor")
+            self.tensors = {k: self.cowstore.tensor(v)
                             for k, v in state.items()}
         if method == "np-save":
             os.mkdir(path)
@@ -304,7 +306,7 @@ def file_bytes(path):
 
 def cmd_save(a):
     if a.method.startswith("py-"):
-        need_bindings("save_file", "snapshot", "asarray")
+        need_bindings("save_file", "snapshot", "tensor")
     state = make_state(a.state, a.tensors)
     total = sum(v.nbytes for v in state.values())
     path = target(a.method, a.dir)
