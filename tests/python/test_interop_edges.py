@@ -55,6 +55,7 @@ def test_len_and_iter_of_zero_d_raise_numpys_messages(dtype):
         with pytest.raises(TypeError) as err:
             len(t)
         assert str(err.value) == len_msg
+        assert len(from_dlpack_note(err.value)) == 1  # the same note
         for fn in (iter, list, tuple):
             with pytest.raises(TypeError) as err:
                 fn(t)
@@ -186,3 +187,40 @@ def test_numpy_of_other_dtypes_is_unchanged(dtype, layout):
     if not dtype.startswith("complex"):
         np.testing.assert_array_equal(t.__array__(np.float64),
                                       a.astype(np.float64))
+
+
+# ---------------------------------------------------------------------------
+# torch.asarray() and torch.frombuffer(): PyTorch 1.13 takes the buffer
+# protocol there, reads the bytes as its default dtype (float32) unless
+# told a dtype, and releases the buffer before it returns while keeping the
+# address, so the pin a writable buffer holds is gone while torch can still
+# write: docs/python.md says to use torch.from_dlpack instead.
+
+def test_torch_asarray_and_frombuffer_bypass_the_pin(torch):
+    import warnings
+    t = cowstore.arange(4, dtype="int32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        x = torch.asarray(t)
+    assert x.dtype == torch.float32  # the int32 bytes read as float32
+    np.testing.assert_array_equal(
+        x.numpy(), np.arange(4, dtype=np.int32).view(np.float32))
+    assert x.data_ptr() == t.data_ptr() and not t.is_pinned()
+    c = t.lazy_clone()  # not pinned: the clone shares the bytes
+    x.fill_(0)
+    assert c.tolist() == [0, 0, 0, 0]  # torch's write reached the clone
+    t = cowstore.arange(4, dtype="int32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        x = torch.frombuffer(t, dtype=torch.int32)
+    assert x.tolist() == [0, 1, 2, 3] and not t.is_pinned()
+    c = t.lazy_clone()
+    x.fill_(9)
+    assert c.tolist() == [9, 9, 9, 9]
+    # What the docs advise instead: pinned while torch holds it.
+    u = cowstore.arange(4, dtype="int32")
+    y = torch.from_dlpack(u)
+    assert y.dtype == torch.int32 and u.is_pinned()
+    d = u.lazy_clone()
+    y.fill_(0)
+    assert d.tolist() == [0, 1, 2, 3] and u.tolist() == [0, 0, 0, 0]
