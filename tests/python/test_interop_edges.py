@@ -152,8 +152,6 @@ BFLOAT16_CONVERSIONS = {
 def test_numpy_of_bfloat16_raises_and_says_what_to_do(how, layout):
     t = cowstore.zeros((0, 2), dtype="bfloat16") if layout == "empty" \
         else SHAPED[layout]("bfloat16")
-    # TypeError, as NumPy's own for a dtype it does not know.
-    numpy_error(np.dtype, "bfloat16")
     with pytest.raises(TypeError) as err:
         BFLOAT16_CONVERSIONS[how](t)
     msg = str(err.value)
@@ -166,6 +164,18 @@ def test_numpy_of_bfloat16_raises_and_says_what_to_do(how, layout):
     assert f.dtype == np.float32 and f.shape == t.shape
     np.testing.assert_array_equal(
         f, np.array(t.tolist(), dtype=np.float32).reshape(f.shape))
+
+
+def test_bfloat16_error_is_the_type_numpy_and_torch_raise(torch):
+    """TypeError: NumPy's for a dtype it does not know, and what np.asarray
+    of PyTorch's own bfloat16 tensor raises (NumPy's ValueError is for a
+    malformed PEP 3118 format string; bfloat16 has no format at all)."""
+    with pytest.raises(TypeError, match="not understood"):
+        np.dtype("bfloat16")
+    with pytest.raises(TypeError, match="BFloat16"):
+        np.asarray(torch.zeros(2, dtype=torch.bfloat16))
+    with pytest.raises(TypeError, match="NumPy has no bfloat16"):
+        np.asarray(cowstore.zeros((2,), dtype="bfloat16"))
 
 
 @pytest.mark.parametrize("dtype", NUMPY_DTYPES)
