@@ -100,6 +100,31 @@ def torch_values(torch, x):
     return x.numpy()
 
 
+def test_what_torch_as_tensor_reads(torch):
+    """The protocols PyTorch 1.13's as_tensor and tensor read, as
+    docs/python.md gives them: __cuda_array_interface__ (its CUDA path;
+    this torch has no CUDA), and neither __array__ nor __dlpack__."""
+    class Cuda:
+        __cuda_array_interface__ = {"shape": (2,), "typestr": "<f4",
+                                    "data": (0, False), "version": 2}
+
+    class Other:
+        def __array__(self, dtype=None):
+            return np.arange(3)
+
+        def __dlpack__(self, stream=None):
+            return np.arange(3).__dlpack__()
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    for fn in (torch.as_tensor, torch.tensor):
+        with pytest.raises(RuntimeError, match="CUDA"):
+            fn(Cuda())
+        with pytest.raises(RuntimeError, match="Could not infer dtype"):
+            fn(Other())
+
+
 @pytest.mark.parametrize("dtype", TORCH_DLPACK_DTYPES + ("bool",))
 @pytest.mark.parametrize("layout", sorted(SHAPED))
 def test_the_notes_advice_gives_the_values(torch, dtype, layout):
@@ -197,6 +222,19 @@ def test_numpy_of_other_dtypes_is_unchanged(dtype, layout):
     if not dtype.startswith("complex"):
         np.testing.assert_array_equal(t.__array__(np.float64),
                                       a.astype(np.float64))
+
+
+def test_numpy_raises_the_buffers_error():
+    """When the buffer fails for a dtype NumPy has (a read refused under the
+    "error" shadow policy), np.asarray raises that error, through the
+    buffer or __array__, never an object array."""
+    cowstore.set_shadow_policy("error")
+    cowstore.set_reshape_mode("warn")
+    x = cowstore.full((4,), 1, dtype="float32")
+    x.reshape(2, 2).fill_(7)
+    for fn in (np.asarray, lambda t: t.__array__()):
+        with pytest.raises(BufferError, match="COW_EALIASING"):
+            fn(x)
 
 
 # ---------------------------------------------------------------------------
