@@ -246,6 +246,44 @@ pycow_tensor_numpy(PyObject *self, PyObject *args, PyObject *kw)
 	return arr;
 }
 
+/* --- __array__ ----------------------------------------------------- */
+
+/* NumPy's last resort before nested sequences: np.asarray() tries the
+ * buffer protocol first and ignores its errors, so it reaches __array__
+ * only when the buffer failed. bfloat16 always does (PEP 3118 has no
+ * format for it), and without __array__ NumPy made an object array of 0-d
+ * tensors; this raises TypeError instead, as NumPy does for a dtype it does
+ * not know ("data type 'bfloat16' not understood") and PyTorch's
+ * Tensor.numpy() does for bfloat16. For any other dtype the buffer request
+ * is made again, so its error (a BufferError, MemoryError) is what NumPy
+ * raises, or, called directly, the result is np.asarray(t)'s. */
+PyObject *
+pycow_tensor_array(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "dtype", NULL };
+	PyObject *dtype = Py_None, *mv, *np, *arr = NULL;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:__array__", kwlist,
+	    &dtype))
+		return NULL;
+	if (cow_tensor_dtype(T(self)) == COW_DTYPE_BFLOAT16) {
+		PyErr_SetString(PyExc_TypeError, "cowstore: NumPy has no "
+		    "bfloat16; convert first, cowstore.tensor(t, "
+		    "dtype=\"float32\") (an exact float32 copy), or use "
+		    "torch.from_dlpack(t) (zero copy)");
+		return NULL;
+	}
+	mv = PyMemoryView_FromObject(self);
+	if (mv == NULL)
+		return NULL;
+	np = PyImport_ImportModule("numpy");
+	if (np != NULL)
+		arr = PyObject_CallMethod(np, "asarray", "OO", mv, dtype);
+	Py_XDECREF(np);
+	Py_DECREF(mv);
+	return arr;
+}
+
 /* --- from_buffer --------------------------------------------------- */
 
 static void

@@ -146,6 +146,8 @@ extern PyBufferProcs pycow_buffer_procs;
 extern PyTypeObject pycow_writable_view_type;
 PyObject *pycow_from_buffer(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *pycow_tensor_numpy(PyObject *self, PyObject *args, PyObject *kw);
+/* Tensor.__array__(dtype=None): TypeError for bfloat16 (NumPy has none). */
+PyObject *pycow_tensor_array(PyObject *self, PyObject *args, PyObject *kw);
 /* Run @fn(data) with the GIL, unless the interpreter is finalizing. */
 void pycow_with_gil(void (*fn)(void *), void *data);
 

@@ -226,23 +226,56 @@ m_shares_data(PyObject *self, PyObject *other)
 	return PyBool_FromLong(shares);
 }
 
+/* What len() of a 0-d tensor adds to NumPy's message, as a note (PEP
+ * 678): PyTorch 1.13's torch.as_tensor() and torch.tensor() take an object
+ * that is neither a torch tensor nor a NumPy array as nested sequences, and
+ * the walk ends at this len() of a 0-d element, so this is the error they
+ * raise for a Tensor (docs/python.md, "PyTorch and NumPy"). */
+static const char zero_d_len_note[] =
+    "cowstore: a 0-d tensor has no len(), as a 0-d NumPy array; "
+    "torch.as_tensor() and torch.tensor() read a cowstore.Tensor as nested "
+    "sequences and fail here: use torch.from_dlpack(t) (zero copy; "
+    "torch.from_dlpack(t).clone() for a copy; bool: "
+    "torch.from_numpy(t.numpy()))";
+
+/* NumPy's TypeError, "len() of unsized object", with the note. */
+static void
+set_zero_d_len_error(void)
+{
+	PyObject *exc = PyObject_CallFunction(PyExc_TypeError, "s",
+	    "len() of unsized object");
+	if (exc == NULL)
+		return;
+#if PY_VERSION_HEX >= 0x030B0000
+	PyObject *r = PyObject_CallMethod(exc, "add_note", "s", zero_d_len_note);
+	if (r == NULL) {
+		Py_DECREF(exc);
+		return;
+	}
+	Py_DECREF(r);
+#endif
+	PyErr_SetObject(PyExc_TypeError, exc);
+	Py_DECREF(exc);
+}
+
 static Py_ssize_t
 tensor_len(PyObject *self)
 {
 	if (cow_tensor_ndim(T(self)) == 0) {
-		PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+		set_zero_d_len_error();
 		return -1;
 	}
 	return (Py_ssize_t)cow_tensor_sizes(T(self))[0];
 }
 
 /* Iteration over dimension 0 (the sequence protocol's t[0], t[1], ...);
- * a 0-d tensor has no dimension to iterate, as len() says. */
+ * a 0-d tensor has no dimension to iterate, as len() says (NumPy's
+ * message). */
 static PyObject *
 tensor_iter(PyObject *self)
 {
 	if (cow_tensor_ndim(T(self)) == 0) {
-		PyErr_SetString(PyExc_TypeError, "iteration over a 0-d tensor");
+		PyErr_SetString(PyExc_TypeError, "iteration over a 0-d array");
 		return NULL;
 	}
 	return PySeqIter_New(self);
@@ -694,6 +727,9 @@ PyMethodDef pycow_tensor_methods[] = {
 	{ "numpy", (PyCFunction)(void (*)(void))pycow_tensor_numpy,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "numpy(read_only=False): a NumPy array over the same memory" },
+	{ "__array__", (PyCFunction)(void (*)(void))pycow_tensor_array,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "__array__(dtype=None): np.asarray(t); TypeError for bfloat16" },
 	{ "__dlpack__", (PyCFunction)(void (*)(void))pycow_tensor_dlpack,
 	  METH_VARARGS | METH_KEYWORDS,
 	  "__dlpack__(*, stream=None, max_version=None, dl_device=None, "

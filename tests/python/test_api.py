@@ -165,7 +165,7 @@ def test_zero_dim():
     assert t.numel() == 1
     assert t.item() == 3
     assert t.tolist() == 3
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^len\(\) of unsized object$"):
         len(t)
 
 
@@ -897,9 +897,10 @@ def test_zero_d_tensor_is_not_iterable():
     with pytest.raises(TypeError, match="iteration over a 0-d"):
         list(np.array(5))
     for t in (cowstore.tensor(5), cowstore.zeros(()), cowstore.arange(3)[1]):
-        with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        # NumPy's message (issue 39; test_interop_edges.py, every dtype).
+        with pytest.raises(TypeError, match="iteration over a 0-d array"):
             list(t)
-        with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        with pytest.raises(TypeError, match="iteration over a 0-d array"):
             iter(t)
     rows = list(cowstore.arange(6).reshape(2, 3))
     assert [r.tolist() for r in rows] == [[0, 1, 2], [3, 4, 5]]
