@@ -15,9 +15,11 @@ scripts/deps.sh run
 
 mkdir -p build
 log=build/run.log
-echo "run.sh: building preset 'run' (Release, gcc, private jemalloc; no tests)" \
-    "into build/run: target cow_stress and the library it links" \
-    "(log: $log)"
+# The preset's own description (CMakePresets.json), so this cannot drift.
+what=$(cmake --list-presets 2>/dev/null |
+    sed -n -e 's/^ *"run" *- *//' -e 's/ *(scripts\/run\.sh)$//p')
+echo "run.sh: building preset 'run' into build/run, target cow_stress and" \
+    "the library it links (${what:-see CMakePresets.json}); log: $log"
 if [ ! -f build/run/CMakeCache.txt ]; then
 	echo "run.sh: first configure of this tree; on a new machine it also" \
 	    "builds the private jemalloc once (about a CPU-minute)"
