@@ -1,5 +1,5 @@
 # cow_version_policy(VERSION SOVERSION_VAR COMPAT_VAR HEX_VAR): what a
-# version means for binary compatibility (README.md, "Versions").
+# version means for binary compatibility (docs/versions.md).
 #
 # - 0.x: a minor release may break the ABI. The soname carries the minor
 #   (libcowstore.so.0.1) and the CMake package accepts only the same minor

@@ -158,7 +158,7 @@ endif()
 # The archive's objects, unpacked into the build tree for the static library.
 # jemalloc builds with debug info (-g3); an optimised build (Release,
 # MinSizeRel) strips it from these objects and links the shared library with
-# an archive of them, so what it installs carries none (README, "Install":
+# an archive of them, so what it installs carries none (docs/install.md,
 # the sizes; ctest install.sizes). Debug builds keep it.
 set(_cow_je_strip OFF)
 if(CMAKE_BUILD_TYPE MATCHES "^(Release|MinSizeRel)$")

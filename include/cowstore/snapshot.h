@@ -30,7 +30,7 @@
  * At most one save (cow_snapshot_save or a job) runs on a snapshot at a
  * time: a second one fails with COW_EBUSY.
  *
- * Fork (README, "Threading contract"): a child inherits snapshots as they
+ * Fork (docs/embedding.md, "Threading contract"): a child inherits snapshots as they
  * are; a save that was running in the parent does not run in the child
  * (its jobs report COW_ECANCELED there, and the child's writers never write
  * to its target).

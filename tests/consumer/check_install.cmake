@@ -1,5 +1,5 @@
 # check_install.cmake - the installed package, as a consumer sees it
-# (README.md, "Using it from a project"). One CASE per ctest:
+# (docs/install.md, "Using it from a project"). One CASE per ctest:
 #   install        install the build tree into PREFIX (the fixture of the
 #                  others): exactly the library, its headers and package
 #                  files; the programs only with --component tools
@@ -174,7 +174,7 @@ if(CASE STREQUAL "install")
   endif()
 
 elseif(CASE STREQUAL "sizes")
-  # README.md, "Install": an optimised build installs no debug info (the
+  # docs/install.md: an optimised build installs no debug info (the
   # private jemalloc's is stripped, cmake/jemalloc.cmake); a debug build
   # keeps it, which is also this check's control.
   foreach(lib libcowstore.a libcowstore.so.${VERSION})

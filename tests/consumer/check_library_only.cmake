@@ -1,4 +1,4 @@
-# check_library_only.cmake - the library-only build of README.md ("Using it
+# check_library_only.cmake - the library-only build of docs/install.md ("Using it
 # from a project"), run as a user would, into a scratch directory:
 #   cmake -S . -B B -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF
 #         -DCOW_WITH_JEMALLOC=OFF && cmake --build B && cmake --install B --prefix P

@@ -7,7 +7,7 @@
 # - each compiles alone with -std=c11 -Wall -Wextra -Wpedantic -Werror;
 # - the umbrella header cowstore/cowstore.h, when present, includes every
 #   other public header but the test hooks' cowstore/testing.h, which it
-#   must not include (README.md, "Test hooks").
+#   must not include (docs/install.md, "Test hooks").
 #   cmake -DCC=<cc> -DINCLUDE_DIRS=<dir>[|<dir>...] -DWORK=<scratch dir>
 #         [-DREQUIRE=<header>[|<header>...]] -P check_public_headers.cmake
 # REQUIRE: headers (cowstore/x.h) that must be among those found, e.g. in

@@ -1,5 +1,5 @@
 # check_tsan.cmake - the ThreadSanitizer variant as an engine uses it
-# (README.md, "Running your engine under ThreadSanitizer"). One CASE per
+# (docs/tsan.md). One CASE per
 # ctest (TSan builds with clang only; tests/CMakeLists.txt):
 #   prefix   install the build tree (a -DCOW_SANITIZE=thread build) into
 #            WORK/prefix (the fixture of the others): exactly the files of

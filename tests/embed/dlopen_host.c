@@ -3,7 +3,7 @@
  * loader or a language binding does, and uses it only through dlsym: lazy
  * clone, materialise and release, on the main thread and on two threads at
  * once; the default allocator's limit and retention cap follow the rules
- * the README states. Then dlclose while a thread that used the library is
+ * docs/embedding.md states. Then dlclose while a thread that used the library is
  * still alive, and that thread exits afterwards (its thread-exit handlers
  * must still have code to run), and the process forks.
  *
@@ -191,7 +191,7 @@ physical_memory(void)
 	return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
 }
 
-/* The README's rules for the default allocator's limit and cap. */
+/* docs/embedding.md's rules for the default allocator's limit and cap. */
 static void
 check_defaults(const char *name)
 {

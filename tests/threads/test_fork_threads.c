@@ -1,6 +1,6 @@
 /*
- * fork() while two threads are inside the library (README, "Threads,
- * fork and processes"; core/fork.h). Two workers run every kind of
+ * fork() while two threads are inside the library (docs/embedding.md,
+ * "Threading contract"; core/fork.h). Two workers run every kind of
  * operation without pause: lazy clones of the main thread's tensors
  * written at once (copies under the context's shared lock), steals,
  * views, functional ops on storages of their own (the storage-group

@@ -2,8 +2,8 @@
 # build tree (PREFIX; the ctest install.prefix fills it): the installed
 # version.h, the library it loads and the CMake package agree
 # (consumer/main.c), the program needs the soname of the version policy,
-# the package's compatibility follows the same policy (README.md,
-# "Versions"), and cowstore.pc and cowstore-static.pc carry the same version.
+# the package's compatibility follows the same policy (docs/versions.md),
+# and cowstore.pc and cowstore-static.pc carry the same version.
 #   cmake -DSOURCE_DIR=<repository> -DPREFIX=<install prefix>
 #         -DWORK=<scratch dir> -DC_COMPILER=<cc> -DREADELF=<readelf>
 #         -DVERSION=<x.y.z> -P check_package.cmake

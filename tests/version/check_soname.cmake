@@ -1,5 +1,5 @@
 # check_soname.cmake - the shared library's SONAME follows the version
-# policy (README.md, "Versions"): libcowstore.so.MAJOR.MINOR while MAJOR is
+# policy (docs/versions.md): libcowstore.so.MAJOR.MINOR while MAJOR is
 # 0 (a minor release may break the ABI), libcowstore.so.MAJOR from 1.0 on.
 # The expectation is computed here from the version, not taken from the
 # build, so a build that applies another rule fails.

@@ -1,6 +1,6 @@
 /*
  * engine.c - an engine that uses the installed cowstore from several
- * threads, built with -fsanitize=thread (README.md, "Running your engine
+ * threads, built with -fsanitize=thread (docs/tsan.md, "Running your engine
  * under ThreadSanitizer"; tests/consumer/check_tsan.cmake runs it).
  *
  * The main thread owns a parameter tensor and keeps updating it in place.
