@@ -9,7 +9,7 @@ set -euo pipefail
 root=$1
 cd "$root"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	list() { git ls-files -z; }
+	list() { git ls-files -z --deduplicate; }
 else
 	list() { find . -type f -print0; }
 fi
