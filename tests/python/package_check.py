@@ -5,6 +5,7 @@ with the interpreter that runs this script:
 
   pip:   python3 -m venv --system-site-packages VENV
          VENV/bin/pip install --no-build-isolation .
+  script: scripts/python-install.sh VENV/bin/python (pip underneath)
   wheel: python3 -m build --wheel --no-isolation, then
          VENV/bin/pip install the wheel; the wheel holds the package, its
          stubs and py.typed, and its extension needs no cowstore shared
@@ -19,7 +20,7 @@ reason it names: the removal check run before the uninstall, the wheel
 check on the wheel without py.typed, the linkage check on a shared object
 linked against libcowstore.so (built from the same copy).
 
-ctest: python.package_pip, python.package_wheel (labels python;package).
+ctest: python.package_pip, _script and _wheel (labels python;package).
 """
 import glob
 import os
@@ -221,6 +222,10 @@ def main():
         install_check_uninstall(venv, elsewhere, lambda: run(
             [os.path.join(venv, "bin", "pip"), "install",
              "--no-build-isolation", "."], copy))
+    elif mode == "script":
+        install_check_uninstall(venv, elsewhere, lambda: run(
+            [os.path.join(copy, "scripts", "python-install.sh"),
+             os.path.join(venv, "bin", "python")], copy))
     elif mode == "wheel":
         dist = os.path.join(work, "dist")
         run([sys.executable, "-m", "build", "--wheel", "--no-isolation",
@@ -248,7 +253,7 @@ def main():
             [os.path.join(venv, "bin", "pip"), "install", "--no-index",
              whl], elsewhere))
     else:
-        sys.exit("usage: package_check.py pip|wheel SRC WORK")
+        sys.exit("usage: package_check.py pip|script|wheel SRC WORK")
     print("package_check %s: ok" % mode)
 
 
