@@ -388,7 +388,8 @@ PyMethodDef pycow_mode_functions[] = {
 	  "freed memory the allocator keeps for reuse" },
 	{ "set_retain_limit", f_set_retain_limit, METH_O,
 	  "set_retain_limit(nbytes, /)\n--\n\n"
-	  "cap on retained memory (jemalloc only)" },
+	  "cap on retained memory (jemalloc only): bytes, or None for the "
+	  "largest cap (COW_RETAIN_LIMIT_MAX)" },
 	{ "trim", f_trim, METH_NOARGS,
 	  "trim()\n--\n\n"
 	  "give retained memory back now" },
