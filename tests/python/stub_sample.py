@@ -119,10 +119,13 @@ def modes() -> None:
         assert cowstore.zeros(1).is_functional()
     cowstore.reset_stats()
     assert cowstore.stats()["lazy_clones"] == 0
-    assert cowstore.memory_stats()["allocator"] in ("jemalloc", "malloc")
+    assert isinstance(cowstore.memory_stats()["allocator"], str)
     limit = cowstore.memory_limit()
     cowstore.set_memory_limit(limit)
-    cowstore.set_retain_limit(64 << 20)
+    try:
+        cowstore.set_retain_limit(64 << 20)
+    except NotImplementedError:
+        pass    # the system allocator (sanitizer builds) retains nothing
     cowstore.trim()
     assert cowstore.retained_bytes() >= 0
 
