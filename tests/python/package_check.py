@@ -6,6 +6,8 @@ with the interpreter that runs this script:
   pip:   python3 -m venv --system-site-packages VENV
          VENV/bin/pip install --no-build-isolation .
   script: scripts/python-install.sh VENV/bin/python (pip underneath)
+  sdist: python3 -m build --no-isolation (the source distribution, and a
+         wheel built from it, MANIFEST.in's files), then as wheel
   wheel: python3 -m build --wheel --no-isolation, then
          VENV/bin/pip install the wheel; the wheel holds the package, its
          stubs and py.typed, and its extension needs no cowstore shared
@@ -20,7 +22,8 @@ reason it names: the removal check run before the uninstall, the wheel
 check on the wheel without py.typed, the linkage check on a shared object
 linked against libcowstore.so (built from the same copy).
 
-ctest: python.package_pip, _script and _wheel (labels python;package).
+ctest: python.package_pip, _script, _wheel and _sdist (labels
+python;package).
 """
 import glob
 import os
@@ -252,8 +255,24 @@ def main():
         install_check_uninstall(venv, elsewhere, lambda: run(
             [os.path.join(venv, "bin", "pip"), "install", "--no-index",
              whl], elsewhere))
+    elif mode == "sdist":
+        # The source distribution, and the wheel built from it unpacked.
+        dist = os.path.join(work, "dist")
+        run([sys.executable, "-m", "build", "--no-isolation", "--outdir",
+             dist], copy)
+        sdists = glob.glob(os.path.join(dist, "*.tar.gz"))
+        wheels = glob.glob(os.path.join(dist, "*.whl"))
+        if len(sdists) != 1 or len(wheels) != 1:
+            raise CheckFailed("expected one sdist and one wheel in %s: %s"
+                              % (dist, os.listdir(dist)))
+        ext = check_wheel(wheels[0])
+        print("%s, and from it %s with %s" % (os.path.basename(sdists[0]),
+              os.path.basename(wheels[0]), ext))
+        install_check_uninstall(venv, elsewhere, lambda: run(
+            [os.path.join(venv, "bin", "pip"), "install", "--no-index",
+             wheels[0]], elsewhere))
     else:
-        sys.exit("usage: package_check.py pip|script|wheel SRC WORK")
+        sys.exit("usage: package_check.py pip|script|wheel|sdist SRC WORK")
     print("package_check %s: ok" % mode)
 
 
