@@ -17,8 +17,9 @@
 # Usage: scripts/deps.sh [all|run|python|arm64 ...]   (several: their union)
 #   all (the default; test.sh, bench.sh, anchors.sh): everything the presets
 #       and their tests need, except arm64's
-#   python (python-install.sh): what the Python module needs to build (run's
-#       packages and Python 3's headers)
+#   python (python-install.sh): what the Python package needs to build and
+#       install with pip (run's packages, Python 3's headers, pip,
+#       setuptools and wheel)
 #   run (run.sh): what the release library and cow_stress need to build: a
 #       C compiler, CMake, make and ConcurrencyKit's headers (the run preset
 #       has no tests, so no Criterion, clang, valgrind, spin or gnuplot)
@@ -41,6 +42,8 @@ all_packages=(
 	python3-numpy             # tests/dtype, dlpack.numpy: NumPy as the reference and a DLPack peer
 	python3-dev               # the Python module (python/)
 	python3-pytest python3-hypothesis  # its tests (tests/python)
+	mypy                      # its stubs checked: stubtest, mypy --strict (tests/python/test_stubs.py)
+	python3-pip python3-venv python3-setuptools python3-wheel python3-build  # pip install . and python3 -m build (python.package_*)
 	python3-torch             # PyTorch 1.13, a DLPack peer of the Python tests
 	libdlpack-dev             # dlpack.abi: the legacy ABI as Debian ships it
 	g++                       # install test: a C++ consumer
@@ -60,7 +63,7 @@ for mode in "${@:-all}"; do
 		packages+=("${run_packages[@]}")
 		;;
 	python)
-		packages+=("${run_packages[@]}" python3 python3-dev)
+		packages+=("${run_packages[@]}" python3 python3-dev python3-pip python3-setuptools python3-wheel)
 		;;
 	all)
 		packages+=("${all_packages[@]}")

@@ -430,12 +430,16 @@ job_repr(PyObject *self)
 }
 
 static PyMethodDef job_methods[] = {
-	{ "done", job_done, METH_NOARGS, "done(): whether the save has ended" },
+	{ "done", job_done, METH_NOARGS,
+	  "done($self, /)\n--\n\n"
+	  "whether the save has ended" },
 	{ "wait", job_wait, METH_NOARGS,
-	  "wait(): wait for the save to end (the GIL released); raises its "
+	  "wait($self, /)\n--\n\n"
+	  "wait for the save to end (the GIL released); raises its "
 	  "error, every time it is called" },
 	{ "cancel", job_cancel, METH_NOARGS,
-	  "cancel(): stop the save at its next chunk (wait() then raises "
+	  "cancel($self, /)\n--\n\n"
+	  "stop the save at its next chunk (wait() then raises "
 	  "cowstore.CancelledError)" },
 	{ NULL, NULL, 0, NULL }
 };
@@ -681,23 +685,29 @@ snap_repr(PyObject *self)
 
 static PyMethodDef snap_methods[] = {
 	{ "get", snap_get, METH_O,
-	  "get(name): the snapshot's value of that tensor, a lazy copy "
+	  "get($self, name, /)\n--\n\n"
+	  "the snapshot's value of that tensor, a lazy copy "
 	  "(cowstore.ReleasedError once the snapshot released it)" },
 	{ "is_held", snap_is_held, METH_O,
-	  "is_held(name): whether the snapshot still holds that tensor (not "
+	  "is_held($self, name, /)\n--\n\n"
+	  "whether the snapshot still holds that tensor (not "
 	  "saved or released yet)" },
 	{ "release", snap_release, METH_VARARGS,
-	  "release(name=None): release that tensor now (None: every one), so "
+	  "release($self, name=None, /)\n--\n\n"
+	  "release that tensor now (None: every one), so "
 	  "that its next write steals instead of copying" },
 	{ "stats", snap_stats, METH_NOARGS,
-	  "stats(): the snapshot's accounting (cow_snapshot_stats_t) as a "
+	  "stats($self, /)\n--\n\n"
+	  "the snapshot's accounting (cow_snapshot_stats_t) as a "
 	  "dict" },
 	{ "cancel", snap_cancel, METH_NOARGS,
-	  "cancel(): stop the save running on this snapshot (or the next one "
+	  "cancel($self, /)\n--\n\n"
+	  "stop the save running on this snapshot (or the next one "
 	  "to start) at its next chunk" },
 	{ "save", (PyCFunction)(void (*)(void))snap_save,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "save(filename, metadata=None, *, mode='stream', keep=False): save "
+	  "save($self, /, filename, metadata=None, *, mode='stream', keep=False)\n--\n\n"
+	  "save "
 	  "as a safetensors file on a thread of the library's; returns a "
 	  "SaveJob at once" },
 	{ NULL, NULL, 0, NULL }
@@ -1103,19 +1113,29 @@ open_repr(PyObject *self)
 }
 
 static PyMethodDef open_methods[] = {
-	{ "keys", open_keys, METH_NOARGS, "keys(): the tensors' names, sorted" },
+	{ "keys", open_keys, METH_NOARGS,
+	  "keys($self, /)\n--\n\n"
+	  "the tensors' names, sorted" },
 	{ "get_tensor", open_get_tensor, METH_O,
-	  "get_tensor(name): the tensor, zero copy over the mapping "
+	  "get_tensor($self, name, /)\n--\n\n"
+	  "the tensor, zero copy over the mapping "
 	  "(read-only memory: its first write copies it alone)" },
 	{ "metadata", open_get_metadata, METH_NOARGS,
-	  "metadata(): the \"__metadata__\" strings as a dict, or None" },
+	  "metadata($self, /)\n--\n\n"
+	  "the \"__metadata__\" strings as a dict, or None" },
 	{ "stats", open_stats, METH_NOARGS,
-	  "stats(): tensors taken, unaligned copies, bytes read, mapped "
+	  "stats($self, /)\n--\n\n"
+	  "tensors taken, unaligned copies, bytes read, mapped "
 	  "bytes (cow_safetensors_stats_t) as a dict" },
 	{ "close", open_close, METH_NOARGS,
-	  "close(): release the handle (the tensors taken stay valid)" },
-	{ "__enter__", open_enter_ctx, METH_NOARGS, "the handle itself" },
-	{ "__exit__", open_exit_ctx, METH_VARARGS, "close()" },
+	  "close($self, /)\n--\n\n"
+	  "release the handle (the tensors taken stay valid)" },
+	{ "__enter__", open_enter_ctx, METH_NOARGS,
+	  "__enter__($self, /)\n--\n\n"
+	  "the handle itself" },
+	{ "__exit__", open_exit_ctx, METH_VARARGS,
+	  "__exit__($self, /, *exc_info)\n--\n\n"
+	  "close()" },
 	{ NULL, NULL, 0, NULL }
 };
 
@@ -1126,8 +1146,9 @@ PyTypeObject pycow_safe_open_type = {
 	.tp_dealloc = open_dealloc,
 	.tp_repr = open_repr,
 	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "safe_open(filename, *, pread=False): a safetensors file, "
-	    "checked and indexed; a context manager (docs/python.md).",
+	.tp_doc = "safe_open(filename, *, pread=False)\n--\n\n"
+	    "A safetensors file, checked and indexed; a context manager "
+	    "(docs/python.md).",
 	.tp_methods = open_methods,
 	.tp_new = open_new,
 };
@@ -1135,14 +1156,17 @@ PyTypeObject pycow_safe_open_type = {
 PyMethodDef pycow_file_functions[] = {
 	{ "save_file", (PyCFunction)(void (*)(void))f_save_file,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "save_file(tensors, filename, metadata=None): save a mapping of "
+	  "save_file(tensors, filename, metadata=None)\n--\n\n"
+	  "save a mapping of "
 	  "names to tensors as a safetensors file, on this thread with the "
 	  "GIL released" },
 	{ "load_file", (PyCFunction)(void (*)(void))f_load_file,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "load_file(filename, *, pread=False): a dict of the file's tensors, "
+	  "load_file(filename, *, pread=False)\n--\n\n"
+	  "a dict of the file's tensors, "
 	  "zero copy over a read-only mapping" },
 	{ "snapshot", f_snapshot, METH_O,
-	  "snapshot(tensors): a Snapshot of a mapping of names to tensors" },
+	  "snapshot(tensors, /)\n--\n\n"
+	  "a Snapshot of a mapping of names to tensors" },
 	{ NULL, NULL, 0, NULL }
 };

@@ -193,10 +193,12 @@ fork_after_in_child(PyObject *mod, PyObject *unused)
 }
 static PyMethodDef fork_handlers[] = {
 	{ "_before_fork", fork_before, METH_NOARGS,
+	  "_before_fork()\n--\n\n"
 	  "takes every storage lock (os.register_at_fork's before)" },
 	{ "_after_fork_in_parent", fork_after_in_parent, METH_NOARGS,
-	  "releases them (after_in_parent)" },
+	  "_after_fork_in_parent()\n--\n\nreleases them (after_in_parent)" },
 	{ "_after_fork_in_child", fork_after_in_child, METH_NOARGS,
+	  "_after_fork_in_child()\n--\n\n"
 	  "initialises them again (after_in_child)" },
 };
 

@@ -286,8 +286,12 @@ reshape_mode_exit(PyObject *o, PyObject *args)
 }
 
 static PyMethodDef reshape_mode_methods[] = {
-	{ "__enter__", reshape_mode_enter, METH_NOARGS, NULL },
-	{ "__exit__", reshape_mode_exit, METH_VARARGS, NULL },
+	{ "__enter__", reshape_mode_enter, METH_NOARGS,
+	  "__enter__($self, /)\n--\n\n"
+	  "set the calling thread's reshape mode" },
+	{ "__exit__", reshape_mode_exit, METH_VARARGS,
+	  "__exit__($self, /, *exc_info)\n--\n\n"
+	  "restore the one before" },
 	{ NULL, NULL, 0, NULL }
 };
 
@@ -296,9 +300,9 @@ PyTypeObject pycow_reshape_mode_type = {
 	.tp_name = "cowstore.reshape_mode",
 	.tp_basicsize = sizeof(reshape_mode_cm),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "reshape_mode(mode): a context manager; inside the block the "
-	    "calling thread's reshape mode is mode ('alias', 'lazy_copy', "
-	    "'warn').",
+	.tp_doc = "reshape_mode(mode)\n--\n\n"
+	    "A context manager; inside the block the calling thread's reshape "
+	    "mode is mode ('alias', 'lazy_copy', 'warn').",
 	.tp_new = reshape_mode_new,
 	.tp_methods = reshape_mode_methods,
 };
@@ -343,8 +347,12 @@ functional_exit(PyObject *o, PyObject *args)
 }
 
 static PyMethodDef functional_methods[] = {
-	{ "__enter__", functional_enter, METH_NOARGS, NULL },
-	{ "__exit__", functional_exit, METH_VARARGS, NULL },
+	{ "__enter__", functional_enter, METH_NOARGS,
+	  "__enter__($self, /)\n--\n\n"
+	  "new tensors of the calling thread become functional" },
+	{ "__exit__", functional_exit, METH_VARARGS,
+	  "__exit__($self, /, *exc_info)\n--\n\n"
+	  "as before the block" },
 	{ NULL, NULL, 0, NULL }
 };
 
@@ -353,8 +361,9 @@ PyTypeObject pycow_functional_type = {
 	.tp_name = "cowstore.functional",
 	.tp_basicsize = sizeof(functional_cm),
 	.tp_flags = Py_TPFLAGS_DEFAULT,
-	.tp_doc = "functional(): a context manager; tensors the calling thread "
-	    "creates inside the block are functional (no views or in-place "
+	.tp_doc = "functional()\n--\n\n"
+	    "A context manager; tensors the calling thread creates inside the "
+	    "block are functional (no views or in-place "
 	    "writes reach memory until synced; docs/functionalization.md).",
 	.tp_new = functional_new,
 	.tp_methods = functional_methods,
@@ -362,26 +371,38 @@ PyTypeObject pycow_functional_type = {
 
 PyMethodDef pycow_mode_functions[] = {
 	{ "stats", f_stats, METH_NOARGS,
-	  "the copy-on-write counters (cow_stats_t) as a dict" },
-	{ "reset_stats", f_reset_stats, METH_NOARGS, "count from zero again" },
+	  "stats()\n--\n\nthe copy-on-write counters (cow_stats_t) as a dict" },
+	{ "reset_stats", f_reset_stats, METH_NOARGS,
+	  "reset_stats()\n--\n\n"
+	  "count from zero again" },
 	{ "memory_stats", f_memory_stats, METH_NOARGS,
-	  "the default allocator's counters as a dict" },
+	  "memory_stats()\n--\n\nthe default allocator's counters as a dict" },
 	{ "set_memory_limit", f_set_memory_limit, METH_O,
-	  "set_memory_limit(nbytes or None): the allocator's budget" },
+	  "set_memory_limit(nbytes, /)\n--\n\n"
+	  "the allocator's budget: bytes, or None for none" },
 	{ "memory_limit", f_memory_limit, METH_NOARGS,
+	  "memory_limit()\n--\n\n"
 	  "the allocator's budget in bytes, None for none" },
 	{ "retained_bytes", f_retained_bytes, METH_NOARGS,
+	  "retained_bytes()\n--\n\n"
 	  "freed memory the allocator keeps for reuse" },
 	{ "set_retain_limit", f_set_retain_limit, METH_O,
-	  "set_retain_limit(nbytes): cap on retained memory (jemalloc only)" },
-	{ "trim", f_trim, METH_NOARGS, "give retained memory back now" },
+	  "set_retain_limit(nbytes, /)\n--\n\n"
+	  "cap on retained memory (jemalloc only): bytes, or None for the "
+	  "largest cap (COW_RETAIN_LIMIT_MAX)" },
+	{ "trim", f_trim, METH_NOARGS,
+	  "trim()\n--\n\n"
+	  "give retained memory back now" },
 	{ "set_reshape_mode", f_set_reshape_mode, METH_O,
-	  "set_reshape_mode('alias' | 'lazy_copy' | 'warn'), process-wide" },
+	  "set_reshape_mode(mode, /)\n--\n\n"
+	  "the reshape mode, process-wide: 'alias', 'lazy_copy' or 'warn'" },
 	{ "get_reshape_mode", f_get_reshape_mode, METH_NOARGS,
+	  "get_reshape_mode()\n--\n\n"
 	  "the calling thread's effective reshape mode" },
 	{ "set_shadow_policy", f_set_shadow_policy, METH_O,
-	  "set_shadow_policy('warn_once' | 'warn_always' | 'error')" },
+	  "set_shadow_policy(policy, /)\n--\n\n"
+	  "the shadow policy, process-wide: 'warn_once', 'warn_always' or 'error'" },
 	{ "get_shadow_policy", f_get_shadow_policy, METH_NOARGS,
-	  "the process-wide shadow policy" },
+	  "get_shadow_policy()\n--\n\nthe process-wide shadow policy" },
 	{ NULL, NULL, 0, NULL }
 };

@@ -1,6 +1,7 @@
 /*
- * module.c - the cowstore extension module: its types, functions,
- * exceptions and constants.
+ * module.c - the extension module cowstore._cowstore (which the package
+ * cowstore re-exports, python/cowstore/): its types, functions, exceptions
+ * and constants.
  */
 #include "pycow.h"
 
@@ -12,13 +13,6 @@ PyDoc_STRVAR(module_doc,
 "with NumPy and PyTorch at zero copy. Snapshots save as safetensors files\n"
 "in the background (snapshot, save_file), and files load with no copy\n"
 "(load_file, safe_open). See docs/python.md.");
-
-static struct PyModuleDef module_def = {
-	PyModuleDef_HEAD_INIT,
-	.m_name = "cowstore",
-	.m_doc = module_doc,
-	.m_size = -1,
-};
 
 static int
 add_type(PyObject *m, const char *name, PyTypeObject *type)
@@ -47,33 +41,45 @@ add_dtypes(PyObject *m)
 	return rc;
 }
 
-PyMODINIT_FUNC
-PyInit_cowstore(void)
+/* The exceptions are created once per process, by the first exec, and
+ * kept by pycow_*_error: the code that raises them (errors.c, files.c) runs
+ * in methods of static types, which have no way to their module's state,
+ * and a static type (Tensor) is one object for every module object anyway.
+ * A second exec (the module imported again after `del sys.modules[...]`)
+ * adds the same objects. NULL with an exception. */
+static PyObject *
+new_exception(PyObject **slot, const char *name, const char *doc,
+    PyObject *base)
 {
-	PyObject *m = PyModule_Create(&module_def);
-	if (m == NULL)
-		return NULL;
-	pycow_aliasing_warning = PyErr_NewExceptionWithDoc(
-	    "cowstore.AliasingWarning", "A program relies on reshape "
-	    "aliasing (reshape mode 'warn').", PyExc_UserWarning, NULL);
-	pycow_aliasing_error = PyErr_NewExceptionWithDoc(
-	    "cowstore.AliasingError", "An access refused because it relies on "
-	    "reshape aliasing (shadow policy 'error').", PyExc_RuntimeError, NULL);
-	/* The statuses of files and snapshots (errors.c; docs/python.md,
-	 * "Errors"). */
-	pycow_safetensor_error = PyErr_NewExceptionWithDoc(
-	    "cowstore.SafetensorError", "A file breaks a rule of the "
-	    "safetensors format (COW_EFORMAT).", PyExc_ValueError, NULL);
-	pycow_cancelled_error = PyErr_NewExceptionWithDoc(
-	    "cowstore.CancelledError", "A save was cancelled (COW_ECANCELED).",
-	    PyExc_Exception, NULL);
-	pycow_released_error = PyErr_NewExceptionWithDoc(
-	    "cowstore.ReleasedError", "A snapshot no longer holds that tensor: "
-	    "saved or released (COW_ERELEASED).", PyExc_LookupError, NULL);
-	if (pycow_aliasing_warning == NULL || pycow_aliasing_error == NULL ||
-	    pycow_safetensor_error == NULL || pycow_cancelled_error == NULL ||
-	    pycow_released_error == NULL ||
-	    PyModule_AddObjectRef(m, "AliasingWarning", pycow_aliasing_warning) < 0 ||
+	if (*slot == NULL)
+		*slot = PyErr_NewExceptionWithDoc(name, doc, base, NULL);
+	return *slot;
+}
+
+/* Py_mod_exec (PEP 489): fills a module object the import machinery has
+ * made from module_def and the spec (cowstore._cowstore, which the package
+ * cowstore re-exports: python/cowstore/__init__.py). */
+static int
+module_exec(PyObject *m)
+{
+	if (new_exception(&pycow_aliasing_warning, "cowstore.AliasingWarning",
+	    "A program relies on reshape aliasing (reshape mode 'warn').",
+	    PyExc_UserWarning) == NULL ||
+	    new_exception(&pycow_aliasing_error, "cowstore.AliasingError",
+	    "An access refused because it relies on reshape aliasing (shadow "
+	    "policy 'error').", PyExc_RuntimeError) == NULL ||
+	    /* The statuses of files and snapshots (errors.c; docs/python.md,
+	     * "Errors"). */
+	    new_exception(&pycow_safetensor_error, "cowstore.SafetensorError",
+	    "A file breaks a rule of the safetensors format (COW_EFORMAT).",
+	    PyExc_ValueError) == NULL ||
+	    new_exception(&pycow_cancelled_error, "cowstore.CancelledError",
+	    "A save was cancelled (COW_ECANCELED).", PyExc_Exception) == NULL ||
+	    new_exception(&pycow_released_error, "cowstore.ReleasedError",
+	    "A snapshot no longer holds that tensor: saved or released "
+	    "(COW_ERELEASED).", PyExc_LookupError) == NULL)
+		return -1;
+	if (PyModule_AddObjectRef(m, "AliasingWarning", pycow_aliasing_warning) < 0 ||
 	    PyModule_AddObjectRef(m, "AliasingError", pycow_aliasing_error) < 0 ||
 	    PyModule_AddObjectRef(m, "SafetensorError", pycow_safetensor_error) < 0 ||
 	    PyModule_AddObjectRef(m, "CancelledError", pycow_cancelled_error) < 0 ||
@@ -90,11 +96,35 @@ PyInit_cowstore(void)
 	    PyModule_AddFunctions(m, pycow_create_functions) < 0 ||
 	    PyModule_AddFunctions(m, pycow_mode_functions) < 0 ||
 	    add_dtypes(m) < 0 || pycow_guard_init() < 0 ||
-	    PyModule_AddStringConstant(m, "__version__", cow_version_string()) < 0) {
-		Py_DECREF(m);
-		return NULL;
-	}
+	    PyModule_AddStringConstant(m, "__version__", cow_version_string()) < 0)
+		return -1;
 	/* Reshape-alias reports become Python warnings (errors.c). */
 	cow_shadow_handler_set(pycow_shadow_handler, NULL);
-	return m;
+	return 0;
+}
+
+/* Filled by PyInit__cowstore: a slot's value is a void *, and ISO C has
+ * no conversion from a function pointer to it (-Wpedantic), so the
+ * pointer goes through a union, which is not a constant initialiser. */
+static PyModuleDef_Slot module_slots[2];
+
+/* Multi-phase initialisation (PEP 489). No per-module state (m_size 0):
+ * what the module keeps is process-wide (the static types, the exceptions
+ * above, guard.c's stripes and fork handlers). */
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT,
+	.m_name = "cowstore._cowstore",
+	.m_doc = module_doc,
+	.m_size = 0,
+	.m_slots = module_slots,
+};
+
+PyMODINIT_FUNC
+PyInit__cowstore(void)
+{
+	union { int (*fn)(PyObject *); void *p; } exec = { .fn = module_exec };
+
+	module_slots[0] = (PyModuleDef_Slot){ Py_mod_exec, exec.p };
+	module_slots[1] = (PyModuleDef_Slot){ 0, NULL };
+	return PyModuleDef_Init(&module_def);
 }

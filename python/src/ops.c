@@ -236,11 +236,17 @@ m_equal(PyObject *self, PyObject *other)
 
 PyMethodDef pycow_op_methods[] = {
 	{ "sum", (PyCFunction)(void (*)(void))m_sum, METH_VARARGS | METH_KEYWORDS,
-	  "sum(dim=None, keepdim=False): a tensor (0-d without dim)" },
-	{ "fill_", m_fill_, METH_O, "fill_(value): every element, in place" },
+	  "sum($self, /, dim=None, keepdim=False)\n--\n\n"
+	  "a tensor (0-d without dim)" },
+	{ "fill_", m_fill_, METH_O,
+	  "fill_($self, value, /)\n--\n\n"
+	  "every element, in place" },
 	{ "copy_", m_copy_, METH_O,
-	  "copy_(src): src broadcast and converted into self, in place" },
-	{ "equal", m_equal, METH_O, "equal(other): same shape and values" },
+	  "copy_($self, src, /)\n--\n\n"
+	  "src broadcast and converted into self, in place" },
+	{ "equal", m_equal, METH_O,
+	  "equal($self, other, /)\n--\n\n"
+	  "same shape and values" },
 	/* A test variant's extra methods (python.many_methods). */
 	COW__FAULT_POINT(op_methods_extra, )
 	{ NULL, NULL, 0, NULL }

@@ -29,7 +29,7 @@ extern PyObject *pycow_safetensor_error;  /* cowstore.SafetensorError */
 extern PyObject *pycow_cancelled_error;   /* cowstore.CancelledError */
 extern PyObject *pycow_released_error;    /* cowstore.ReleasedError */
 
-PyMODINIT_FUNC PyInit_cowstore(void);
+PyMODINIT_FUNC PyInit__cowstore(void);
 
 #define pycow_tensor_check(o) PyObject_TypeCheck((o), &pycow_tensor_type)
 

@@ -687,55 +687,93 @@ tensor_repr(PyObject *self)
 }
 
 PyMethodDef pycow_tensor_methods[] = {
-	{ "stride", m_stride, METH_NOARGS, "PyTorch's strides: elements, a tuple" },
-	{ "numel", m_numel, METH_NOARGS, "the number of elements" },
+	{ "stride", m_stride, METH_NOARGS,
+	  "stride($self, /)\n--\n\n"
+	  "PyTorch's strides: elements, a tuple" },
+	{ "numel", m_numel, METH_NOARGS,
+	  "numel($self, /)\n--\n\n"
+	  "the number of elements" },
 	{ "data_ptr", m_data_ptr, METH_NOARGS,
+	  "data_ptr($self, /)\n--\n\n"
 	  "the address of element [0, ..., 0], for reading (never materialises)" },
-	{ "is_contiguous", m_is_contiguous, METH_NOARGS, "row-major and dense" },
+	{ "is_contiguous", m_is_contiguous, METH_NOARGS,
+	  "is_contiguous($self, /)\n--\n\n"
+	  "row-major and dense" },
 	{ "is_pinned", m_is_pinned, METH_NOARGS,
+	  "is_pinned($self, /)\n--\n\n"
 	  "whether the storage is pinned (its lazy clones are eager copies)" },
 	{ "is_read_only", m_is_read_only, METH_NOARGS,
+	  "is_read_only($self, /)\n--\n\n"
 	  "whether the storage's memory is read-only (its next write copies)" },
 	{ "is_functional", m_is_functional, METH_NOARGS,
+	  "is_functional($self, /)\n--\n\n"
 	  "whether the tensor is functional (cowstore.functional())" },
 	{ "shares_storage", m_shares_storage, METH_O,
+	  "shares_storage($self, other, /)\n--\n\n"
 	  "whether both tensors view one storage (they alias)" },
 	{ "shares_data", m_shares_data, METH_O,
+	  "shares_data($self, other, /)\n--\n\n"
 	  "whether both storages share one allocation now" },
 	{ "lazy_clone", m_lazy_clone, METH_NOARGS,
+	  "lazy_clone($self, /)\n--\n\n"
 	  "an O(1) copy-on-write copy (eager when the storage is pinned)" },
-	{ "clone", m_clone, METH_NOARGS, "an eager contiguous copy" },
+	{ "clone", m_clone, METH_NOARGS,
+	  "clone($self, /)\n--\n\n"
+	  "an eager contiguous copy" },
 	{ "__copy__", m_lazy_clone, METH_NOARGS,
+	  "__copy__($self, /)\n--\n\n"
 	  "copy.copy(t): a lazy clone, a tensor of its own" },
 	{ "__deepcopy__", m_lazy_clone, METH_O,
+	  "__deepcopy__($self, memo, /)\n--\n\n"
 	  "copy.deepcopy(t): a lazy clone, a tensor of its own" },
 	{ "__reduce__", m_reduce, METH_NOARGS,
+	  "__reduce__($self, /)\n--\n\n"
 	  "pickle: dtype, shape, the values in C order, read-only memory" },
 	{ "contiguous", m_contiguous, METH_NOARGS,
+	  "contiguous($self, /)\n--\n\n"
 	  "self when contiguous, else an eager contiguous copy" },
 	{ "reshape", m_reshape, METH_VARARGS,
-	  "reshape(*shape): a view or a lazy copy (the reshape mode), or a copy" },
-	{ "view", m_view, METH_VARARGS, "view(*shape): a view, or ValueError" },
-	{ "expand", m_expand, METH_VARARGS, "expand(*sizes): a broadcast view" },
-	{ "transpose", m_transpose, METH_VARARGS, "transpose(d0, d1): a view" },
-	{ "permute", m_permute, METH_VARARGS, "permute(*dims): a view" },
-	{ "unsqueeze", m_unsqueeze, METH_O, "unsqueeze(dim): a view" },
+	  "reshape($self, /, *shape)\n--\n\n"
+	  "a view or a lazy copy (the reshape mode), or a copy" },
+	{ "view", m_view, METH_VARARGS,
+	  "view($self, /, *shape)\n--\n\n"
+	  "a view, or ValueError" },
+	{ "expand", m_expand, METH_VARARGS,
+	  "expand($self, /, *sizes)\n--\n\n"
+	  "a broadcast view" },
+	{ "transpose", m_transpose, METH_VARARGS,
+	  "transpose($self, d0, d1, /)\n--\n\n"
+	  "a view" },
+	{ "permute", m_permute, METH_VARARGS,
+	  "permute($self, /, *dims)\n--\n\n"
+	  "a view" },
+	{ "unsqueeze", m_unsqueeze, METH_O,
+	  "unsqueeze($self, dim, /)\n--\n\n"
+	  "a view" },
 	{ "squeeze", m_squeeze, METH_VARARGS,
-	  "squeeze(dim=None): a view without size-1 dimensions" },
-	{ "item", m_item, METH_NOARGS, "the one element as a Python scalar" },
-	{ "tolist", m_tolist, METH_NOARGS, "nested lists of Python scalars" },
+	  "squeeze($self, dim=None, /)\n--\n\n"
+	  "a view without size-1 dimensions" },
+	{ "item", m_item, METH_NOARGS,
+	  "item($self, /)\n--\n\n"
+	  "the one element as a Python scalar" },
+	{ "tolist", m_tolist, METH_NOARGS,
+	  "tolist($self, /)\n--\n\n"
+	  "nested lists of Python scalars" },
 	{ "numpy", (PyCFunction)(void (*)(void))pycow_tensor_numpy,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "numpy(read_only=False): a NumPy array over the same memory" },
+	  "numpy($self, /, *, read_only=False)\n--\n\n"
+	  "a NumPy array over the same memory" },
 	{ "__array__", (PyCFunction)(void (*)(void))pycow_tensor_array,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "__array__(dtype=None): np.asarray(t); TypeError for bfloat16" },
+	  "__array__($self, /, dtype=None)\n--\n\n"
+	  "np.asarray(t); TypeError for bfloat16" },
 	{ "__dlpack__", (PyCFunction)(void (*)(void))pycow_tensor_dlpack,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "__dlpack__(*, stream=None, max_version=None, dl_device=None, "
-	  "copy=None, read_only=False): a DLPack capsule" },
+	  "__dlpack__($self, /, *, stream=None, max_version=None, "
+	  "dl_device=None, copy=None, read_only=False)\n--\n\n"
+	  "a DLPack capsule" },
 	{ "__dlpack_device__", pycow_tensor_dlpack_device, METH_NOARGS,
-	  "(1, 0): CPU" },
+	  "__dlpack_device__($self, /)\n--\n\n(1, 0): CPU" },
 	{ NULL, NULL, 0, NULL }
 };
 
@@ -933,27 +971,44 @@ f_asarray(PyObject *mod, PyObject *obj)
 
 PyMethodDef pycow_create_functions[] = {
 	{ "zeros", (PyCFunction)(void (*)(void))f_zeros,
-	  METH_VARARGS | METH_KEYWORDS, "zeros(shape, dtype='float32')" },
+	  METH_VARARGS | METH_KEYWORDS,
+	  "zeros(shape, dtype='float32')\n--\n\n"
+	  "a new tensor of zeros (dtype None: float32)" },
 	{ "empty", (PyCFunction)(void (*)(void))f_empty,
-	  METH_VARARGS | METH_KEYWORDS, "empty(shape, dtype='float32')" },
+	  METH_VARARGS | METH_KEYWORDS,
+	  "empty(shape, dtype='float32')\n--\n\n"
+	  "a new tensor, its values unset (dtype None: float32)" },
 	{ "full", (PyCFunction)(void (*)(void))f_full,
-	  METH_VARARGS | METH_KEYWORDS, "full(shape, fill_value, dtype='float32')" },
+	  METH_VARARGS | METH_KEYWORDS,
+	  "full(shape, fill_value, dtype='float32')\n--\n\n"
+	  "a new tensor, every element fill_value (dtype None: float32)" },
 	{ "arange", (PyCFunction)(void (*)(void))f_arange,
-	  METH_VARARGS | METH_KEYWORDS, "arange(n, dtype='int64')" },
+	  METH_VARARGS | METH_KEYWORDS,
+	  "arange(n, dtype='int64')\n--\n\n"
+	  "0, 1, ..., n - 1 (dtype None: int64)" },
 	{ "tensor", (PyCFunction)(void (*)(void))f_tensor,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "tensor(data, dtype=None): a new tensor holding a copy of data" },
+	  "tensor(data, dtype=None)\n--\n\n"
+	  "a new tensor holding a copy of data" },
 	{ "_rebuild", f_rebuild, METH_VARARGS,
-	  "_rebuild(data, dtype, shape, read_only): pickle's reconstructor" },
+	  "_rebuild(data, dtype, shape, read_only, /)\n--\n\n"
+	  "pickle's reconstructor" },
 	{ "asarray", f_asarray, METH_O,
-	  "asarray(obj): obj as a Tensor, zero copy when it can be" },
+	  "asarray(obj, /)\n--\n\n"
+	  "obj as a Tensor, zero copy when it can be" },
 	{ "from_buffer", (PyCFunction)(void (*)(void))pycow_from_buffer,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "from_buffer(obj, dtype=None, shape=None, *, read_only=False): a "
-	  "tensor over a buffer's memory, zero copy" },
+	  "from_buffer(obj, dtype=None, shape=None, *, read_only=False)\n--\n\n"
+	  "a tensor over a buffer's memory, zero copy" },
 	{ "from_dlpack", (PyCFunction)(void (*)(void))pycow_from_dlpack,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "from_dlpack(obj, *, read_only=False): a tensor over a DLPack "
-	  "producer's memory, zero copy" },
+	  "from_dlpack(obj, *, device=None, copy=None, read_only=False)\n--\n\n"
+	  "a tensor over a DLPack producer's memory (an object with "
+	  "__dlpack__, or a capsule), zero copy.\n\n"
+	  "device: None, 'cpu' or (1, 0) (another raises BufferError).\n"
+	  "copy: True gives a tensor of its own (an eager copy of the import); "
+	  "None and False never copy.\n"
+	  "read_only: the import is read-only memory (its first write "
+	  "copies)." },
 	{ NULL, NULL, 0, NULL }
 };
