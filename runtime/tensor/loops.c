@@ -401,8 +401,7 @@ BINARY_LOOP(mod_bf16, uint16_t,
  */
 #define CDIV(T)                                                             \
 	do {                                                                \
-		T ar = y[0] < 0 ? -y[0] : y[0];                             \
-		T ai = y[1] < 0 ? -y[1] : y[1];                             \
+		T ar = (T)fabs(y[0]), ai = (T)fabs(y[1]);                   \
                                                                             \
 		if (ar >= ai && ar == 0 && ai == 0) {                       \
 			r[0] = x[0] / ar;                                   \
