@@ -325,3 +325,66 @@ def test_control_a_wrong_operator_fails():
     wrong = cowstore.tensor(b) - cowstore.tensor(a)
     with pytest.raises(AssertionError):
         assert_same(wrong, numpy_op("sub", a, b), "control")
+
+
+# ---------------------------------------------------------------------------
+# Indexing: negative steps and index lists (copies), with views around.
+
+@st.composite
+def index_keys(draw, shape):
+    """A key for @shape: per dimension a slice (any step but 0), an int,
+    or (at most one, and then no ints) a list of ints."""
+    use_list = draw(st.booleans()) and len(shape) > 0
+    list_at = draw(st.integers(0, max(len(shape) - 1, 0)))
+    key = []
+    for d, n in enumerate(shape):
+        if use_list and d == list_at:
+            key.append(draw(st.lists(st.integers(-n, n - 1), max_size=5))
+                       if n > 0 else [])
+        elif n > 0 and not use_list and draw(st.integers(0, 3)) == 0:
+            key.append(draw(st.integers(-n, n - 1)))
+        else:
+            key.append(slice(draw(st.none() | st.integers(-n - 2, n + 2)),
+                             draw(st.none() | st.integers(-n - 2, n + 2)),
+                             draw(st.sampled_from([None, 1, 2, -1, -2,
+                                                   -3]))))
+    if key and draw(st.booleans()):
+        key = key[:draw(st.integers(0, len(key)))] + [Ellipsis]
+    return tuple(key)
+
+
+@given(data=st.data(), dtype=dtypes)
+def test_indexing_matches_numpy(data, dtype):
+    shape = data.draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=0,
+                                       max_side=5))
+    lay = data.draw(layout_of(dtype, shape))
+    a, t = lay.array, lay.tensor()
+    key = data.draw(index_keys(shape))
+    got, want = t[key], a[key]
+    assert got.shape == want.shape, (key, got.shape, want.shape)
+    assert got.dtype == want.dtype.name
+    assert np.array_equal(to_numpy_values(got), want, equal_nan=True), key
+    copies = any(isinstance(k, list) or
+                 (isinstance(k, slice) and (k.step or 1) < 0) for k in key)
+    if copies and got.numel() > 0:
+        assert not got.shares_storage(t), key
+    elif not copies:
+        assert got.shares_storage(t), key    # a view, as before
+
+
+def test_indexing_refusals():
+    t = cowstore.tensor(np.arange(24).reshape(2, 3, 4))
+    with pytest.raises(IndexError, match="one index list"):
+        t[[0], [1]]
+    with pytest.raises(IndexError, match="boolean masks"):
+        t[[True, False]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        t[[2]]
+    with pytest.raises(IndexError, match="apart from it"):
+        t[0, :, [1, 2]]      # NumPy: shape (2, 3), the list's dim first
+    before = t.tolist()
+    with pytest.raises(IndexError, match="not a view"):
+        t[::-1] = 0
+    with pytest.raises(IndexError, match="not a view"):
+        t[:, [0, 1]] = 0
+    assert t.tolist() == before
