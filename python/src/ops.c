@@ -392,6 +392,38 @@ pycow_richcompare(PyObject *self, PyObject *other, int cmp)
 	return binary(self, other, ops[cmp]);
 }
 
+/* a @ b of two tensors, promoted as the other operators (1-D and 2-D,
+ * cow_tensor_matmul's dtypes). */
+static PyObject *
+nb_matmul(PyObject *a, PyObject *b)
+{
+	struct operand x, y;
+	cow_tensor_t *out = NULL;
+	cow_dtype_t dt;
+	cow_status_t st;
+
+	if (!pycow_tensor_check(a) || !pycow_tensor_check(b))
+		return Py_NewRef(Py_NotImplemented);
+	(void)operand_dtype(&x, a, T(a));
+	(void)operand_dtype(&y, b, T(b));
+	dt = promote(x.dtype, y.dtype);
+	if (operand_as(&x, dt) < 0)
+		return NULL;
+	if (operand_as(&y, dt) < 0) {
+		cow_tensor_release(x.made);
+		return NULL;
+	}
+	struct pycow_guard g = { 0 };
+	pycow_guard_add(&g, x.t, false);
+	pycow_guard_add(&g, y.t, false);
+	PYCOW_LOCKED(&g, st = cow_tensor_matmul(x.t, y.t, &out));
+	cow_tensor_release(x.made);
+	cow_tensor_release(y.made);
+	if (pycow_check(st) < 0)
+		return NULL;
+	return pycow_wrap(out);
+}
+
 static PyObject *
 nb_neg(PyObject *a)
 {
@@ -457,6 +489,7 @@ PyNumberMethods pycow_number_methods = {
 	.nb_true_divide = nb_div,
 	.nb_inplace_floor_divide = nb_ifloor_div,
 	.nb_inplace_true_divide = nb_idiv,
+	.nb_matrix_multiply = nb_matmul,
 	.nb_float = nb_float,
 	.nb_int = nb_int,
 	.nb_bool = nb_bool,

@@ -572,3 +572,35 @@ cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 	cow__fval_release(vb);
 	return st;
 }
+
+/* The product of the current values, computed on plain copies of them by
+ * the plain kernel (no backend op: a backend holds elements, and both
+ * give their values as plain tensors), its result imported as a new
+ * value. */
+cow_status_t
+cow__fn_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	static const char func[] = "cow_tensor_matmul";
+	const cow_backend_t *be = backend_of(a, b);
+	cow_tensor_t *pa, *pb, *r = NULL;
+	struct cow__fval *v;
+	cow_status_t st;
+
+	if ((st = as_plain(a, &pa, func)) != COW_OK)
+		return st;
+	if ((st = as_plain(b, &pb, func)) != COW_OK) {
+		cow_tensor_release(pa);
+		return st;
+	}
+	st = cow__kernel_matmul(pa, pb, &r, func);
+	cow_tensor_release(pa);
+	cow_tensor_release(pb);
+	if (st != COW_OK)
+		return st;
+	st = be->ops->import(be, r, false, &v, func);
+	cow_tensor_release(r);
+	if (st == COW_OK)
+		trace_op("matmul", v, NULL, NULL, "");
+	return fresh_result(st, v, out, func);
+}

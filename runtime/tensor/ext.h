@@ -92,6 +92,8 @@ struct cow__tensor_ext {
 	    bool keepdim, cow_tensor_t **out, const char *func);
 	cow_status_t (*equal)(const cow_tensor_t *a, const cow_tensor_t *b,
 	    bool *out);
+	cow_status_t (*matmul)(const cow_tensor_t *a, const cow_tensor_t *b,
+	    cow_tensor_t **out);
 };
 
 /* The public in-place binary op (cow_tensor_add_, cow_tensor_sub_, ...)

@@ -119,6 +119,11 @@ int64_t cow__sum_run(int ndim, const int64_t *sizes, const int64_t *strides);
 cow_status_t cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a,
     uint32_t mask, int64_t run, const char *func);
 
+/* cow_tensor_matmul's work on plain tensors (ops.h): checks, then *out a
+ * new plain contiguous tensor from @a's allocator; errors name @func. */
+cow_status_t cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out, const char *func);
+
 /* *equal = same sizes and equal elements; a and b share one dtype. */
 cow_status_t cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b,
     bool *equal, const char *func);

@@ -260,3 +260,17 @@ cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 		return ext->equal(a, b, out);
 	return cow__kernel_equal(a, b, out, __func__);
 }
+
+cow_status_t
+cow_tensor_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	const struct cow__tensor_ext *ext;
+
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(b);
+	COW__RETURN_IF_NULL(out);
+	if ((ext = cow__ext_of2(a, b)) != NULL)
+		return ext->matmul(a, b, out);
+	return cow__kernel_matmul(a, b, out, __func__);
+}

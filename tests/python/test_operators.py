@@ -388,3 +388,57 @@ def test_indexing_refusals():
     with pytest.raises(IndexError, match="not a view"):
         t[:, [0, 1]] = 0
     assert t.tolist() == before
+
+
+# ---------------------------------------------------------------------------
+# Matmul: 1-D and 2-D, integers exact (they wrap as NumPy's), floats
+# within a bound (NumPy's BLAS adds in another order).
+
+MATMUL_DTYPES = INT_DTYPES + UINT_DTYPES + ("float32", "float64")
+
+
+@given(data=st.data(), da=st.sampled_from(MATMUL_DTYPES),
+       db=st.sampled_from(MATMUL_DTYPES), nda=st.integers(1, 2),
+       ndb=st.integers(1, 2))
+def test_matmul_matches_numpy(data, da, db, nda, ndb):
+    n, k, m = (data.draw(st.integers(0, 6)) for _ in range(3))
+    sa = (n, k) if nda == 2 else (k,)
+    sb = (k, m) if ndb == 2 else (k,)
+    la = data.draw(layout_of(da, sa))
+    lb = data.draw(layout_of(db, sb))
+    a, b = la.array, lb.array
+    r = np.promote_types(a.dtype, b.dtype)
+    if r.kind == "f":
+        # Finite values of a modest range: the bound below is relative.
+        def tame(x):
+            if x.dtype.kind != "f":
+                return x
+            x = np.nan_to_num(x, posinf=1, neginf=-1)
+            return np.clip(x, x.dtype.type(-1e3), x.dtype.type(1e3))
+        a, b = tame(a), tame(b)
+        ta, tb = cowstore.tensor(a), cowstore.tensor(b)
+    else:
+        ta, tb = la.tensor(), lb.tensor()
+    got = ta @ tb
+    with np.errstate(all="ignore"):
+        want = np.asarray(a.astype(r) @ b.astype(r))
+    assert got.dtype == want.dtype.name and got.shape == want.shape
+    g = to_numpy_values(got)
+    if r.kind == "f":
+        eps = np.finfo(r).eps
+        bound = (k + 1) * eps * (np.abs(a.astype(np.float64)) @
+                                 np.abs(b.astype(np.float64)))
+        assert np.all(np.abs(g.astype(np.float64) - want) <= bound + 1e-300)
+    else:
+        assert np.array_equal(g, want)
+
+
+def test_matmul_refusals():
+    m = cowstore.zeros((2, 3))
+    with pytest.raises(ValueError, match="inner sizes"):
+        m @ m
+    with pytest.raises(ValueError, match="1 or 2"):
+        cowstore.zeros(()) @ m
+    with pytest.raises(TypeError, match="matmul is not defined"):
+        cowstore.zeros((2, 2), dtype="complex64") @ \
+            cowstore.zeros((2, 2), dtype="complex64")

@@ -314,3 +314,78 @@ Test(binops, three_worlds_agree)
 		run3(worlds_program);
 	}
 }
+
+/* matmul: values by hand, the 1-D cases' shapes, transposed inputs, in
+ * every world; refusals. */
+static void
+matmul_program(struct run *r)
+{
+	static const int64_t s23[] = {2, 3}, s32[] = {3, 2}, s3[] = {3};
+	static const double a23[] = {1, 2, 3, 4, 5, 6};
+	static const double b32[] = {7, 8, 9, 10, 11, 12};
+	cow_tensor_t *a = tt_from(COW_DTYPE_FLOAT64, 2, s23, a23);
+	cow_tensor_t *b = tt_from(COW_DTYPE_FLOAT64, 2, s32, b32);
+	cow_tensor_t *v = tt_from(COW_DTYPE_FLOAT64, 1, s3, b32);
+	cow_tensor_t *ai = tt_from(COW_DTYPE_INT8, 2, s23, a23);
+	cow_tensor_t *bt, *c, *out = NULL;
+
+	/* [1 2 3; 4 5 6] @ [7 8; 9 10; 11 12] = [58 64; 139 154]. */
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "a@b", c, (const double[]){58, 64, 139, 154});
+	cow_tensor_release(c);
+	/* a @ v (v = 7 8 9): [50, 122]; v @ v: 194 (0-d). */
+	TT_OK(cow_tensor_matmul(a, v, &c));
+	tt_assert_shape(c, 1, (const int64_t[]){2});
+	expect(r, "a@v", c, (const double[]){50, 122});
+	cow_tensor_release(c);
+	TT_OK(cow_tensor_matmul(v, v, &c));
+	cr_assert_eq(cow_tensor_ndim(c), 0);
+	expect(r, "v@v", c, (const double[]){194});
+	cow_tensor_release(c);
+	/* A transposed (non-contiguous) input: b.T (2 x 3) @ b (3 x 2) =
+	 * [251 278; 278 308]. */
+	TT_OK(cow_tensor_transpose(b, 0, 1, &bt));
+	TT_OK(cow_tensor_matmul(bt, b, &c));
+	expect(r, "bT@b", c, (const double[]){251, 278, 278, 308});
+	cow_tensor_release(c);
+	/* int8: ai @ ai.T = [14 32; 32 77]. */
+	TT_OK(cow_tensor_transpose(ai, 0, 1, &c));
+	TT_OK(cow_tensor_matmul(ai, c, &out));
+	cow_tensor_release(c);
+	expect(r, "ai@aiT", out, (const double[]){14, 32, 32, 77});
+	cow_tensor_release(out);
+	out = NULL;
+	TT_FAILS(cow_tensor_matmul(a, a, &out), COW_ESHAPE, "inner sizes");
+	TT_FAILS(cow_tensor_matmul(a, ai, &out), COW_EDTYPE, "differ");
+	TT_FAILS(cow_tensor_matmul(NULL, a, &out), COW_EINVAL, "'a'");
+	cr_assert_null(out);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(bt);
+	cow_tensor_release(v);
+	cow_tensor_release(ai);
+}
+
+Test(binops, matmul_in_every_world)
+{
+	run3(matmul_program);
+}
+
+Test(binops, matmul_refuses_other_dtypes_and_ranks)
+{
+	static const int64_t s22[] = {2, 2}, s222[] = {2, 2, 2};
+	cow_tensor_t *c, *h, *t3, *out = NULL;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_COMPLEX64, 2, s22, NULL, &c));
+	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT16, 2, s22, NULL, &h));
+	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT32, 3, s222, NULL, &t3));
+	TT_FAILS(cow_tensor_matmul(c, c, &out), COW_EDTYPE,
+	    "matmul is not defined for dtype complex64");
+	TT_FAILS(cow_tensor_matmul(h, h, &out), COW_EDTYPE,
+	    "matmul is not defined for dtype float16");
+	TT_FAILS(cow_tensor_matmul(t3, t3, &out), COW_ESHAPE, "1 or 2");
+	cr_assert_null(out);
+	cow_tensor_release(c);
+	cow_tensor_release(h);
+	cow_tensor_release(t3);
+}
