@@ -424,6 +424,136 @@ nb_matmul(PyObject *a, PyObject *b)
 	return pycow_wrap(out);
 }
 
+/*
+ * t ** e for a Python int or float exponent @e, where it is cheap and
+ * gives NumPy's values exactly: integer (and bool: int64) tensors and a
+ * non-negative int, by repeated squaring (wrapping, as NumPy's integer
+ * power); floating and complex tensors and e in {0, 1, 2} (NumPy's fast
+ * paths: ones, a copy, x * x), and for real floats e = -1 (1 / x).
+ * Anything else is a TypeError: NumPy calls pow() there, which cowstore
+ * does not have. *@out: a new tensor.
+ */
+static int
+power(cow_tensor_t *t, PyObject *e, cow_tensor_t **out)
+{
+	cow_dtype_t dt = cow_tensor_dtype(t);
+	int k = kind_of(dt);
+	cow_tensor_t *base = NULL, *acc = NULL, *use, *made;
+	cow_status_t st = COW_OK;
+	long long n;
+	double f;
+
+	if (PyFloat_Check(e)) {
+		f = PyFloat_AS_DOUBLE(e);
+		if (k <= K_INT || (f != 0 && f != 1 && f != 2 && f != -1))
+			goto unsupported;
+		n = (long long)f;
+	} else if (PyLong_Check(e)) {
+		int ovf;
+		n = PyLong_AsLongLongAndOverflow(e, &ovf);
+		if (n == -1 && PyErr_Occurred())
+			return -1;
+		if (ovf != 0)
+			goto unsupported;
+	} else {
+		return 0;
+	}
+	if (k <= K_INT && n < 0) {
+		PyErr_SetString(PyExc_ValueError, "Integers to negative integer "
+		    "powers are not allowed.");
+		return -1;
+	}
+	if (k >= K_FLOAT && (n < -1 || n > 2 || (n == -1 && k == K_COMPLEX)))
+		goto unsupported;
+	if (k == K_BOOL)
+		dt = COW_DTYPE_INT64;
+	if (as_dtype(t, dt, &use, &made) < 0)
+		return -1;
+	/* Square and multiply over n's bits; the first factor is taken as
+	 * it is (a multiplication by ones would change a complex zero's
+	 * sign: x ** 1 and x ** 2 are x and x * x exactly). */
+	if (n <= 0) {
+		if (pycow_check(cow_tensor_full(dt, cow_tensor_ndim(use),
+		    cow_tensor_sizes(use), 1.0, NULL, &acc)) < 0) {
+			cow_tensor_release(made);
+			return -1;
+		}
+		if (n == -1)
+			PYCOW_LOCKED1(use, false, st = cow_tensor_div_(acc, use));
+	} else {
+		PYCOW_LOCKED1(use, false, st = cow_tensor_clone(use, &base));
+		while (st == COW_OK) {
+			if (n & 1) {
+				cow_tensor_t *r = NULL;
+
+				st = acc == NULL ? cow_tensor_clone(base, &r) :
+				    cow_tensor_mul(base, acc, &r);
+				cow_tensor_release(acc);
+				acc = r;
+			}
+			n >>= 1;
+			if (n == 0 || st != COW_OK)
+				break;
+			st = cow_tensor_mul_(base, base);
+		}
+	}
+	cow_tensor_release(base);
+	cow_tensor_release(made);
+	if (pycow_check(st) < 0) {
+		cow_tensor_release(acc);
+		return -1;
+	}
+	*out = acc;
+	return 1;
+unsupported:
+	PyErr_Format(PyExc_TypeError, "cowstore: %s ** %R is not supported "
+	    "(integer dtypes take ints >= 0; floating ones 0, 1, 2 and, real, "
+	    "-1: NumPy computes the others with pow(), which cowstore does "
+	    "not have)", cow_dtype_name(dt), e);
+	return -1;
+}
+
+static PyObject *
+nb_pow(PyObject *a, PyObject *b, PyObject *mod)
+{
+	cow_tensor_t *out = NULL;
+	int rc;
+
+	if (mod != Py_None || !pycow_tensor_check(a))
+		return Py_NewRef(Py_NotImplemented);
+	if ((rc = power(T(a), b, &out)) <= 0)
+		return rc < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+	return pycow_wrap(out);
+}
+
+/* t **= e: t ** e converted into t (same_kind: a bool tensor's int64
+ * result is refused). */
+static PyObject *
+nb_ipow(PyObject *a, PyObject *b, PyObject *mod)
+{
+	cow_tensor_t *out = NULL;
+	cow_status_t st;
+	int rc;
+
+	if (mod != Py_None || !pycow_tensor_check(a))
+		return Py_NewRef(Py_NotImplemented);
+	if ((rc = power(T(a), b, &out)) <= 0)
+		return rc < 0 ? NULL : Py_NewRef(Py_NotImplemented);
+	if (kind_of(cow_tensor_dtype(out)) > kind_of(cow_tensor_dtype(T(a)))) {
+		PyErr_Format(PyExc_TypeError, "Cannot cast ufunc 'power' output "
+		    "from dtype('%s') to dtype('%s') with casting rule "
+		    "'same_kind'", cow_dtype_name(cow_tensor_dtype(out)),
+		    cow_dtype_name(cow_tensor_dtype(T(a))));
+		cow_tensor_release(out);
+		return NULL;
+	}
+	PYCOW_LOCKED1(T(a), true, st = cow_tensor_copy_(T(a), out));
+	cow_tensor_release(out);
+	if (pycow_check(st) < 0)
+		return NULL;
+	return Py_NewRef(a);
+}
+
 static PyObject *
 nb_neg(PyObject *a)
 {
@@ -490,6 +620,8 @@ PyNumberMethods pycow_number_methods = {
 	.nb_inplace_floor_divide = nb_ifloor_div,
 	.nb_inplace_true_divide = nb_idiv,
 	.nb_matrix_multiply = nb_matmul,
+	.nb_power = nb_pow,
+	.nb_inplace_power = nb_ipow,
 	.nb_float = nb_float,
 	.nb_int = nb_int,
 	.nb_bool = nb_bool,

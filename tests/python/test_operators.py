@@ -442,3 +442,52 @@ def test_matmul_refusals():
     with pytest.raises(TypeError, match="matmul is not defined"):
         cowstore.zeros((2, 2), dtype="complex64") @ \
             cowstore.zeros((2, 2), dtype="complex64")
+
+
+# ---------------------------------------------------------------------------
+# **: where NumPy's values come cheap (docs/tensor.md).
+
+@given(data=st.data(), dtype=dtypes)
+def test_power_matches_numpy(data, dtype):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0,
+                                       max_side=4))
+    lay = data.draw(layout_of(dtype, shape))
+    a, t = lay.array, lay.tensor()
+    kind = np.dtype(dtype).kind
+    if kind in "biu":
+        e = data.draw(st.integers(0, 9))
+    else:
+        e = data.draw(st.sampled_from([0, 1, 2, 0.0, 1.0, 2.0] +
+                                      ([-1, -1.0] if kind == "f" else [])))
+    with np.errstate(all="ignore"):
+        # bool ** int: the int is weak, int64 (NEP 50; NumPy 1.24 looks at
+        # its value and may pick int8).
+        want = np.asarray((a.astype(np.int64) if kind == "b" else a) ** e)
+    assert_same(t ** e, want, (dtype, e, a))
+    before = to_numpy_values(t)
+    if want.dtype == a.dtype:
+        t **= e
+        assert_same(t, want, ("**=", dtype, e))
+    else:
+        with pytest.raises(TypeError, match="same_kind"):
+            t **= e
+        assert np.array_equal(to_numpy_values(t), before, equal_nan=True)
+
+
+def test_power_refusals():
+    f = cowstore.tensor([1.5, 2.0])
+    with pytest.raises(TypeError, match="pow"):
+        f ** 3
+    with pytest.raises(TypeError, match="pow"):
+        f ** 0.5
+    with pytest.raises(TypeError, match="pow"):
+        cowstore.tensor([1, 2]) ** 2.0
+    with pytest.raises(TypeError, match="pow"):
+        cowstore.tensor([1j]) ** -1
+    with pytest.raises(ValueError, match="negative integer powers"):
+        cowstore.tensor([1, 2]) ** -1
+    with pytest.raises(TypeError):
+        2 ** f
+    # 243 wraps to -13 in int8, as NumPy's.
+    assert (cowstore.tensor([3], dtype="int8") ** 5).tolist() == \
+        (np.array([3], dtype=np.int8) ** 5).tolist() == [-13]
