@@ -22,6 +22,8 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/fault.h"
+
 #define COW__DIVMOD_FLOAT(sfx, T, FMOD, FLOOR, COPYSIGN)                    \
 static inline T                                                             \
 cow__mod_##sfx(T a, T b)                                                    \
@@ -87,8 +89,10 @@ cow__mod_i64(int64_t a, int64_t b)
 	if (b == 0 || b == -1)
 		return 0;
 	r = a % b;
+	/* C's remainder has the dividend's sign: move it to the divisor's
+	 * (the fault point of fuzz_tensor's negative control). */
 	if (r != 0 && (r < 0) != (b < 0))
-		r += b;
+		COW__FAULT_POINT(mod_divisor_sign, r += b);
 	return r;
 }
 
