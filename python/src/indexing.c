@@ -112,6 +112,15 @@ apply_item(cow_tensor_t **t, PyObject *item, int *dim)
 		}
 		Py_ssize_t len = PySlice_AdjustIndices(
 		    (Py_ssize_t)cow_tensor_sizes(*t)[*dim], &start, &stop, step);
+		if (step < 0 && cow_tensor_numel(*t) == 0) {
+			/* No elements to reverse: the same indices in
+			 * ascending order, a view (as NumPy's, and no loop
+			 * over a huge empty dimension). */
+			Py_ssize_t last = len > 0 ? start + (len - 1) * step : 0;
+			start = last;
+			stop = len > 0 ? last + (len - 1) * -step + 1 : 0;
+			step = -step;
+		}
 		if (step > 0 || len == 0) {
 			if (step < 0)
 				start = stop = 0, step = 1;
