@@ -96,11 +96,11 @@ static cow_status_t (*const binary_in[7])(cow_tensor_t *,
     const cow_tensor_t *) = {cow_tensor_add_, cow_tensor_mul_,
     cow_tensor_copy_, cow_tensor_sub_, cow_tensor_div_,
     cow_tensor_floor_div_, cow_tensor_mod_};
-static cow_status_t (*const binary_out[12])(const cow_tensor_t *,
+static cow_status_t (*const binary_out[13])(const cow_tensor_t *,
     const cow_tensor_t *, cow_tensor_t **) = {cow_tensor_add,
     cow_tensor_mul, cow_tensor_sub, cow_tensor_div, cow_tensor_floor_div,
     cow_tensor_mod, cow_tensor_eq, cow_tensor_ne, cow_tensor_lt,
-    cow_tensor_le, cow_tensor_gt, cow_tensor_ge};
+    cow_tensor_le, cow_tensor_gt, cow_tensor_ge, cow_tensor_matmul};
 
 enum view_kind {
 	VK_VIEW, VK_SELECT, VK_SLICE, VK_NARROW, VK_TRANSPOSE, VK_PERMUTE,
@@ -313,8 +313,9 @@ decode(struct fuzz_input *in, struct op *o)
 	case OP_EQUAL:
 		o->a = pick_slot(in);
 		o->b = pick_slot(in);
-		/* add, mul, sub, div, floor_div, mod, eq, ne, lt, le, gt, ge */
-		o->sub = fuzz_u8(in) % 12;
+		/* add, mul, sub, div, floor_div, mod, eq, ne, lt, le, gt, ge,
+		 * matmul */
+		o->sub = fuzz_u8(in) % 13;
 		break;
 	case OP_SUM:
 		o->a = pick_slot(in);

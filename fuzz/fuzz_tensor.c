@@ -1479,14 +1479,68 @@ model_pairwise(struct fz *z, int a, cow_dtype_t dt, cow_dtype_t adt,
 	    model_pairwise(z, a, dt, adt, first + n2, n - n2));
 }
 
+/*
+ * cow_tensor_matmul's statuses for operands laid out as @la and @lb of
+ * dtypes @da and @db (ops.h), and on success its result's shape in *r and
+ * the sizes n, k, m of (n, k) @ (k, m) (a 1-D operand: n = 1 or m = 1).
+ * The library copies a non-contiguous input (and one whose data is not
+ * aligned to its element) before the product, when the result has
+ * elements: an input above the capped allocator's limit may then fail
+ * with COW_ENOMEM (or COW_EOVERFLOW for a huge expanded one) rather than
+ * succeed.
+ */
+static unsigned
+model_matmul_errors(const struct tm_layout *la, const struct tm_layout *lb,
+    cow_dtype_t da, cow_dtype_t db, struct tm_layout *r, int64_t *n,
+    int64_t *k, int64_t *m)
+{
+	unsigned errors = 0, maybe = 0;
+	i128 bytes;
+
+	memset(r, 0, sizeof *r);
+	if (da != db || !(da == COW_DTYPE_FLOAT32 || da == COW_DTYPE_FLOAT64 ||
+	    (!tm_is_float(da) && !tm_is_complex(da) &&
+	    da != COW_DTYPE_BOOL)))
+		errors |= S(COW_EDTYPE);
+	if (la->ndim < 1 || la->ndim > 2 || lb->ndim < 1 || lb->ndim > 2)
+		return errors | S(COW_ESHAPE);
+	*n = la->ndim == 2 ? la->sizes[0] : 1;
+	*k = la->sizes[la->ndim - 1];
+	*m = lb->ndim == 2 ? lb->sizes[1] : 1;
+	if (*k != lb->sizes[0])
+		return errors | S(COW_ESHAPE);
+	if (errors != 0)
+		return errors;
+	if (la->ndim == 2)
+		r->sizes[r->ndim++] = *n;
+	if (lb->ndim == 2)
+		r->sizes[r->ndim++] = *m;
+	bytes = (i128)*n * *m * tm_dtype_size(da);
+	if (bytes > (i128)COW_STORAGE_MAX_NBYTES)
+		return S(COW_EOVERFLOW);
+	if (bytes > (i128)CAP_BYTES)
+		return S(COW_ENOMEM);
+	for (int i = 0; bytes > 0 && i < 2; i++) {
+		const struct tm_layout *l = i == 0 ? la : lb;
+		int64_t e = tm_numel(l);
+
+		if (e < 0 || (i128)e * tm_dtype_size(da) > (i128)CAP_BYTES)
+			maybe |= S(COW_ENOMEM) | S(COW_EOVERFLOW);
+	}
+	return maybe != 0 ? maybe | S_OK : 0;
+}
+
 /* Out-of-place: add, mul, neg, sum, sum_dim, equal, and (kind 6) the
  * binary ops of issue 39, the op from the next byte. */
 static void
 op_outofplace(struct fz *z, struct fuzz_input *in)
 {
 	uint8_t kind = fuzz_u8(in) % 7;
-	enum tm_binop bop = (enum tm_binop)(kind == 6 ?
-	    fuzz_u8(in) % TM_BINOPS : 0);
+	/* kind 6: a binary op, or matmul for the value TM_BINOPS. */
+	int bsel = kind == 6 ? fuzz_u8(in) % (TM_BINOPS + 1) : 0;
+	enum tm_binop bop = (enum tm_binop)(bsel < TM_BINOPS ? bsel : 0);
+	bool matmul = kind == 6 && bsel == TM_BINOPS;
+	int64_t mn = 0, mk = 0, mm = 0;
 	int a = tm_pick_live(&z->m, fuzz_u8(in));
 	int b = tm_pick_live(&z->m, fuzz_u8(in));
 	int dim = pick_dim(in), d = 0, slot, base;
@@ -1518,6 +1572,13 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 		    z->h[b], &t);
 		break;
 	case 6:
+		if (matmul) {
+			z->func = "cow_tensor_matmul";
+			errors = model_matmul_errors(&la, &lb, dt,
+			    tm_dtype(&z->m, b), &r, &mn, &mk, &mm);
+			st = cow_tensor_matmul(z->h[a], z->h[b], &t);
+			break;
+		}
 		z->func = binops[bop].out_name;
 		if (tm_dtype(&z->m, b) != dt || !tm_binop_defined(bop, dt))
 			errors |= S(COW_EDTYPE);
@@ -1627,7 +1688,19 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			z->m.b[base].v[k] = tm_convert(adt, acc, rdt);
 		}
 	} else {
-		for (int64_t k = 0; k < n; k++) {
+		for (int64_t k = 0; matmul && k < n; k++) {
+			/* Element (i, j): products in index order from 0,
+			 * each product and sum rounded (ops.h). */
+			int64_t i = k / mm, j = k % mm;
+			tm_value_t acc = tm_from_int(dt, 0);
+
+			for (int64_t p = 0; p < mk; p++)
+				acc = tm_add(dt, acc, tm_mul(dt,
+				    tm_get(&z->m, a, i * mk + p),
+				    tm_get(&z->m, b, p * mm + j)));
+			z->m.b[base].v[k] = acc;
+		}
+		for (int64_t k = 0; !matmul && k < n; k++) {
 			tm_value_t x = kind == 2 ? tm_get(&z->m, a, k) :
 			    tm_get_broadcast(&z->m, a, &r, k);
 
