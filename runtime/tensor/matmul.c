@@ -9,6 +9,12 @@
  * its products in index order from 0. Rows of b are walked in blocks of
  * BLOCK_P, so that a block of b stays in cache while every row of a uses
  * it; the order of each element's additions is the same.
+ *
+ * A product with one column (b 1-D, or m = 1) has an inner loop of one
+ * element: there rows of a are taken eight at a time, a tile of 64
+ * columns of those rows is transposed into a local array, and the eight
+ * sums advance together over it (one vector lane per row), each still in
+ * index order from 0.
  */
 #include <string.h>
 
@@ -40,6 +46,48 @@ name(T *restrict c, const T *restrict a, const T *restrict b, int64_t n,    \
 					ci[j] = ACC(ci[j], x, bp[j]);       \
 			}                                                   \
 		}                                                           \
+	}                                                                   \
+}
+
+#define MATVEC_ROWS 8
+#define MATVEC_COLS 64
+#define MATVEC_LOOP(name, T, ACC)                                           \
+static void                                                                 \
+name(T *restrict c, const T *restrict a, const T *restrict b, int64_t n,    \
+    int64_t k)                                                              \
+{                                                                           \
+	T tile[MATVEC_COLS][MATVEC_ROWS];                                   \
+	int64_t i0 = 0;                                                     \
+                                                                            \
+	for (; i0 + MATVEC_ROWS <= n; i0 += MATVEC_ROWS) {                  \
+		T acc[MATVEC_ROWS];                                         \
+                                                                            \
+		for (int r = 0; r < MATVEC_ROWS; r++)                       \
+			acc[r] = 0;                                         \
+		for (int64_t p0 = 0; p0 < k; p0 += MATVEC_COLS) {           \
+			int64_t pn = k - p0 < MATVEC_COLS ? k - p0 :        \
+			    MATVEC_COLS;                                    \
+                                                                            \
+			for (int r = 0; r < MATVEC_ROWS; r++)               \
+				for (int64_t p = 0; p < pn; p++)            \
+					tile[p][r] =                        \
+					    a[(i0 + r) * k + p0 + p];       \
+			for (int64_t p = 0; p < pn; p++) {                  \
+				T y = b[p0 + p];                            \
+                                                                            \
+				for (int r = 0; r < MATVEC_ROWS; r++)       \
+					acc[r] = ACC(acc[r], tile[p][r], y); \
+			}                                                   \
+		}                                                           \
+		for (int r = 0; r < MATVEC_ROWS; r++)                       \
+			c[i0 + r] = acc[r];                                 \
+	}                                                                   \
+	for (; i0 < n; i0++) {                                              \
+		T acc = 0;                                                  \
+                                                                            \
+		for (int64_t p = 0; p < k; p++)                             \
+			acc = ACC(acc, a[i0 * k + p], b[p]);                \
+		c[i0] = acc;                                                \
 	}                                                                   \
 }
 
@@ -80,6 +128,42 @@ MATMUL_LOOP(mm_x8, uint8_t, acc_u8)
 MATMUL_LOOP(mm_x16, uint16_t, acc_u16)
 MATMUL_LOOP(mm_x32, uint32_t, acc_u32)
 MATMUL_LOOP(mm_x64, uint64_t, acc_u64)
+MATVEC_LOOP(mv_f32, float, acc_f32)
+MATVEC_LOOP(mv_f64, double, acc_f64)
+MATVEC_LOOP(mv_x8, uint8_t, acc_u8)
+MATVEC_LOOP(mv_x16, uint16_t, acc_u16)
+MATVEC_LOOP(mv_x32, uint32_t, acc_u32)
+MATVEC_LOOP(mv_x64, uint64_t, acc_u64)
+
+/* c = a @ b over row-major data of @dt: the one-column loop for m = 1. */
+static void
+run(cow_dtype_t dt, char *c, const char *a, const char *b, int64_t n,
+    int64_t k, int64_t m)
+{
+	void *pc = c;
+	const void *pa = a, *pb = b;
+
+#define RUN(mm, mv)                                                         \
+	do {                                                                \
+		if (m == 1)                                                 \
+			mv(pc, pa, pb, n, k);                               \
+		else                                                        \
+			mm(pc, pa, pb, n, k, m);                            \
+	} while (0)
+	if (dt == COW_DTYPE_FLOAT32)
+		RUN(mm_f32, mv_f32);
+	else if (dt == COW_DTYPE_FLOAT64)
+		RUN(mm_f64, mv_f64);
+	else if (cow_dtype_size(dt) == 1)
+		RUN(mm_x8, mv_x8);
+	else if (cow_dtype_size(dt) == 2)
+		RUN(mm_x16, mv_x16);
+	else if (cow_dtype_size(dt) == 4)
+		RUN(mm_x32, mv_x32);
+	else
+		RUN(mm_x64, mv_x64);
+#undef RUN
+}
 
 static bool
 matmul_dtype(cow_dtype_t dt)
@@ -167,32 +251,7 @@ cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
 			cow_tensor_release(r);
 			return st;
 		}
-		switch (cow_dtype_size(a->dtype) +
-		    (a->dtype == COW_DTYPE_FLOAT32 ? 100 :
-		    a->dtype == COW_DTYPE_FLOAT64 ? 200 : 0)) {
-		case 104:
-			mm_f32((void *)pc, (const void *)pa, (const void *)pb, n, k, m);
-			break;
-		case 208:
-			mm_f64((void *)pc, (const void *)pa, (const void *)pb, n, k, m);
-			break;
-		case 1:
-			mm_x8((void *)pc, (const void *)pa, (const void *)pb, n, k,
-			    m);
-			break;
-		case 2:
-			mm_x16((void *)pc, (const void *)pa, (const void *)pb, n, k,
-			    m);
-			break;
-		case 4:
-			mm_x32((void *)pc, (const void *)pa, (const void *)pb, n, k,
-			    m);
-			break;
-		default:
-			mm_x64((void *)pc, (const void *)pa, (const void *)pb, n, k,
-			    m);
-			break;
-		}
+		run(a->dtype, pc, pa, pb, n, k, m);
 		cow_tensor_release(ta);
 		cow_tensor_release(tb);
 	}

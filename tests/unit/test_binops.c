@@ -389,3 +389,75 @@ Test(binops, matmul_refuses_other_dtypes_and_ranks)
 	cow_tensor_release(h);
 	cow_tensor_release(t3);
 }
+
+/* Each element of a product is its products summed in index order from
+ * 0, every step rounded (ops.h), on both loops: the general one (m = 3)
+ * and the one-column one (m = 1: 8-row tiles of 64 columns, and a tail
+ * of rows), checked bit for bit against that order computed here, on
+ * values whose sums round differently in another order. */
+Test(binops, matmul_sums_in_index_order)
+{
+	enum { N = 19, K = 150, M = 3 };
+	static float av[N * K], bv[K * M], col[K];
+	const int64_t sa[] = {N, K}, sb[] = {K, M}, sv[] = {K};
+	uint64_t state = 0x9e3779b97f4a7c15ull;
+	cow_tensor_t *a, *b, *v, *c;
+	const void *data;
+	const char *p;
+
+	for (int i = 0; i < N * K; i++)
+		av[i] = (float)((int64_t)(tt_xorshift64(&state) % 2001) - 1000) *
+		    (i % 7 == 0 ? 1e6f : 1e-3f);
+	for (int i = 0; i < K * M; i++)
+		bv[i] = (float)((int64_t)(tt_xorshift64(&state) % 2001) - 1000) *
+		    1e-2f;
+	for (int i = 0; i < K; i++)
+		col[i] = bv[i * M + 1];
+	TT_OK(cow_tensor_from_data(COW_DTYPE_FLOAT32, 2, sa, av, NULL, &a));
+	TT_OK(cow_tensor_from_data(COW_DTYPE_FLOAT32, 2, sb, bv, NULL, &b));
+	TT_OK(cow_tensor_from_data(COW_DTYPE_FLOAT32, 1, sv, col, NULL, &v));
+	for (int which = 0; which < 2; which++) {
+		int64_t m = which == 0 ? M : 1;
+		int differ = 0;
+
+		TT_OK(cow_tensor_matmul(a, which == 0 ? b : v, &c));
+		TT_OK(cow_tensor_read_data(c, &data));
+		p = data;
+		for (int i = 0; i < N; i++) {
+			for (int64_t j = 0; j < m; j++) {
+				float s = 0, got;
+
+				for (int q = 0; q < K; q++) {
+					float t = av[i * K + q] *
+					    (which == 0 ? bv[q * M + j] : col[q]);
+
+					s = s + t;
+				}
+				float rev = 0;
+
+				/* The control: another order (reversed) gives
+				 * other bits for some elements of these
+				 * values, counted below. */
+				for (int q = K - 1; q >= 0; q--) {
+					float t = av[i * K + q] *
+					    (which == 0 ? bv[q * M + j] : col[q]);
+
+					rev = rev + t;
+				}
+				differ += memcmp(&rev, &s, 4) != 0;
+				memcpy(&got, p + (size_t)(i * m + j) * 4, 4);
+				cr_assert(memcmp(&got, &s, 4) == 0,
+				    "m = %lld: [%d, %lld] is %a, index order "
+				    "gives %a", (long long)m, i, (long long)j,
+				    got, s);
+			}
+		}
+		cr_assert_gt(differ, N * m / 2, "m = %lld: only %d of %lld "
+		    "elements tell the orders apart", (long long)m, differ,
+		    (long long)(N * m));
+		cow_tensor_release(c);
+	}
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(v);
+}
