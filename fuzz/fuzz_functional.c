@@ -91,6 +91,17 @@ static const char *const op_name[OP_COUNT] = {"create", "view", "reshape",
     "sum", "equal", "transpose_", "check", "release", "fault", "storage",
     "from_storage"};
 
+/* OP_BINARY_ and OP_BINARY by o->sub. */
+static cow_status_t (*const binary_in[7])(cow_tensor_t *,
+    const cow_tensor_t *) = {cow_tensor_add_, cow_tensor_mul_,
+    cow_tensor_copy_, cow_tensor_sub_, cow_tensor_div_,
+    cow_tensor_floor_div_, cow_tensor_mod_};
+static cow_status_t (*const binary_out[13])(const cow_tensor_t *,
+    const cow_tensor_t *, cow_tensor_t **) = {cow_tensor_add,
+    cow_tensor_mul, cow_tensor_sub, cow_tensor_div, cow_tensor_floor_div,
+    cow_tensor_mod, cow_tensor_eq, cow_tensor_ne, cow_tensor_lt,
+    cow_tensor_le, cow_tensor_gt, cow_tensor_ge, cow_tensor_matmul};
+
 enum view_kind {
 	VK_VIEW, VK_SELECT, VK_SLICE, VK_NARROW, VK_TRANSPOSE, VK_PERMUTE,
 	VK_UNSQUEEZE, VK_SQUEEZE, VK_SQUEEZE_ALL, VK_EXPAND, VK_DIAGONAL,
@@ -289,7 +300,8 @@ decode(struct fuzz_input *in, struct op *o)
 		break;
 	case OP_BINARY_:
 		o->a = pick_slot(in);
-		o->sub = fuzz_u8(in) % 3; /* add_, mul_, copy_ */
+		/* add_, mul_, copy_, sub_, div_, floor_div_, mod_ */
+		o->sub = fuzz_u8(in) % 7;
 		break;
 	case OP_SET:
 		o->ndim = fuzz_u8(in) % (MAXD + 1);
@@ -301,7 +313,9 @@ decode(struct fuzz_input *in, struct op *o)
 	case OP_EQUAL:
 		o->a = pick_slot(in);
 		o->b = pick_slot(in);
-		o->sub = fuzz_u8(in) % 2; /* add, mul */
+		/* add, mul, sub, div, floor_div, mod, eq, ne, lt, le, gt, ge,
+		 * matmul */
+		o->sub = fuzz_u8(in) % 13;
 		break;
 	case OP_SUM:
 		o->a = pick_slot(in);
@@ -516,15 +530,13 @@ exec(struct world *w, int wi, const struct op *o)
 		    cow_tensor_mul_scalar_(d, o->value);
 		break;
 	case OP_BINARY_:
-		r.st = o->sub == 0 ? cow_tensor_add_(d, a) :
-		    o->sub == 1 ? cow_tensor_mul_(d, a) : cow_tensor_copy_(d, a);
+		r.st = binary_in[o->sub](d, a);
 		break;
 	case OP_SET:
 		r.st = cow_tensor_set_f64(d, o->sizes, o->value);
 		break;
 	case OP_BINARY:
-		r.st = o->sub == 0 ? cow_tensor_add(a, b, &r.made) :
-		    cow_tensor_mul(a, b, &r.made);
+		r.st = binary_out[o->sub](a, b, &r.made);
 		break;
 	case OP_NEG:
 		r.st = cow_tensor_neg(a, &r.made);

@@ -1232,11 +1232,40 @@ op_clones(struct fz *z, struct fuzz_input *in)
 	place(z, slot, t, base, &l);
 }
 
-/* In-place: fill_, add_scalar_, mul_scalar_, add_, mul_, copy_. */
+typedef cow_status_t (*binop_out_fn)(const cow_tensor_t *,
+    const cow_tensor_t *, cow_tensor_t **);
+typedef cow_status_t (*binop_in_fn)(cow_tensor_t *, const cow_tensor_t *);
+
+/* The binary ops of issue 39, by enum tm_binop (in place: the first
+ * four). */
+static const struct {
+	const char *out_name, *in_name;
+	binop_out_fn out;
+	binop_in_fn in;
+} binops[TM_BINOPS] = {
+	[TM_SUB] = {"cow_tensor_sub", "cow_tensor_sub_", cow_tensor_sub,
+	    cow_tensor_sub_},
+	[TM_DIV] = {"cow_tensor_div", "cow_tensor_div_", cow_tensor_div,
+	    cow_tensor_div_},
+	[TM_FLOOR_DIV] = {"cow_tensor_floor_div", "cow_tensor_floor_div_",
+	    cow_tensor_floor_div, cow_tensor_floor_div_},
+	[TM_MOD] = {"cow_tensor_mod", "cow_tensor_mod_", cow_tensor_mod,
+	    cow_tensor_mod_},
+	[TM_EQ] = {"cow_tensor_eq", NULL, cow_tensor_eq, NULL},
+	[TM_NE] = {"cow_tensor_ne", NULL, cow_tensor_ne, NULL},
+	[TM_LT] = {"cow_tensor_lt", NULL, cow_tensor_lt, NULL},
+	[TM_LE] = {"cow_tensor_le", NULL, cow_tensor_le, NULL},
+	[TM_GT] = {"cow_tensor_gt", NULL, cow_tensor_gt, NULL},
+	[TM_GE] = {"cow_tensor_ge", NULL, cow_tensor_ge, NULL},
+};
+
+/* In-place: fill_, add_scalar_, mul_scalar_, add_, mul_, copy_, and
+ * sub_, div_, floor_div_, mod_ (kind 6, the op from the next byte). */
 static void
 op_inplace(struct fz *z, struct fuzz_input *in)
 {
-	uint8_t kind = fuzz_u8(in) % 6;
+	uint8_t kind = fuzz_u8(in) % 7;
+	enum tm_binop bop = (enum tm_binop)(kind == 6 ? fuzz_u8(in) % 4 : 0);
 	int dst = tm_pick_live(&z->m, fuzz_u8(in));
 	int src = tm_pick_live(&z->m, fuzz_u8(in));
 	double value = pick_value(in);
@@ -1254,7 +1283,9 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 	dtype = tm_dtype(&z->m, dst);
 	sdtype = tm_dtype(&z->m, src);
 	if (kind >= 3) {
-		if (kind < 5 && sdtype != dtype)
+		if ((kind < 5 || kind == 6) && sdtype != dtype)
+			errors |= S(COW_EDTYPE);
+		if (kind == 6 && !tm_binop_defined(bop, dtype))
 			errors |= S(COW_EDTYPE);
 		if (!tm_broadcast(&l, &z->m.t[src].l, &bshape) ||
 		    !tm_same_shape(&bshape, &l))
@@ -1282,6 +1313,10 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 	case 4:
 		z->func = "cow_tensor_mul_";
 		st = cow_tensor_mul_(z->h[dst], z->h[src]);
+		break;
+	case 6:
+		z->func = binops[bop].in_name;
+		st = binops[bop].in(z->h[dst], z->h[src]);
 		break;
 	default:
 		z->func = "cow_tensor_copy_";
@@ -1314,6 +1349,9 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 			break;
 		case 4:
 			vals[k] = tm_mul(dtype, old, o);
+			break;
+		case 6:
+			vals[k] = tm_binop(bop, dtype, old, o);
 			break;
 		default:
 			vals[k] = tm_convert(sdtype, o, dtype);
@@ -1441,11 +1479,68 @@ model_pairwise(struct fz *z, int a, cow_dtype_t dt, cow_dtype_t adt,
 	    model_pairwise(z, a, dt, adt, first + n2, n - n2));
 }
 
-/* Out-of-place: add, mul, neg, sum, sum_dim, equal. */
+/*
+ * cow_tensor_matmul's statuses for operands laid out as @la and @lb of
+ * dtypes @da and @db (ops.h), and on success its result's shape in *r and
+ * the sizes n, k, m of (n, k) @ (k, m) (a 1-D operand: n = 1 or m = 1).
+ * The library copies a non-contiguous input (and one whose data is not
+ * aligned to its element) before the product, when the result has
+ * elements: an input above the capped allocator's limit may then fail
+ * with COW_ENOMEM (or COW_EOVERFLOW for a huge expanded one) rather than
+ * succeed.
+ */
+static unsigned
+model_matmul_errors(const struct tm_layout *la, const struct tm_layout *lb,
+    cow_dtype_t da, cow_dtype_t db, struct tm_layout *r, int64_t *n,
+    int64_t *k, int64_t *m)
+{
+	unsigned errors = 0, maybe = 0;
+	i128 bytes;
+
+	memset(r, 0, sizeof *r);
+	if (da != db || !(da == COW_DTYPE_FLOAT32 || da == COW_DTYPE_FLOAT64 ||
+	    (!tm_is_float(da) && !tm_is_complex(da) &&
+	    da != COW_DTYPE_BOOL)))
+		errors |= S(COW_EDTYPE);
+	if (la->ndim < 1 || la->ndim > 2 || lb->ndim < 1 || lb->ndim > 2)
+		return errors | S(COW_ESHAPE);
+	*n = la->ndim == 2 ? la->sizes[0] : 1;
+	*k = la->sizes[la->ndim - 1];
+	*m = lb->ndim == 2 ? lb->sizes[1] : 1;
+	if (*k != lb->sizes[0])
+		return errors | S(COW_ESHAPE);
+	if (errors != 0)
+		return errors;
+	if (la->ndim == 2)
+		r->sizes[r->ndim++] = *n;
+	if (lb->ndim == 2)
+		r->sizes[r->ndim++] = *m;
+	bytes = (i128)*n * *m * tm_dtype_size(da);
+	if (bytes > (i128)COW_STORAGE_MAX_NBYTES)
+		return S(COW_EOVERFLOW);
+	if (bytes > (i128)CAP_BYTES)
+		return S(COW_ENOMEM);
+	for (int i = 0; bytes > 0 && i < 2; i++) {
+		const struct tm_layout *l = i == 0 ? la : lb;
+		int64_t e = tm_numel(l);
+
+		if (e < 0 || (i128)e * tm_dtype_size(da) > (i128)CAP_BYTES)
+			maybe |= S(COW_ENOMEM) | S(COW_EOVERFLOW);
+	}
+	return maybe != 0 ? maybe | S_OK : 0;
+}
+
+/* Out-of-place: add, mul, neg, sum, sum_dim, equal, and (kind 6) the
+ * binary ops of issue 39, the op from the next byte. */
 static void
 op_outofplace(struct fz *z, struct fuzz_input *in)
 {
-	uint8_t kind = fuzz_u8(in) % 6;
+	uint8_t kind = fuzz_u8(in) % 7;
+	/* kind 6: a binary op, or matmul for the value TM_BINOPS. */
+	int bsel = kind == 6 ? fuzz_u8(in) % (TM_BINOPS + 1) : 0;
+	enum tm_binop bop = (enum tm_binop)(bsel < TM_BINOPS ? bsel : 0);
+	bool matmul = kind == 6 && bsel == TM_BINOPS;
+	int64_t mn = 0, mk = 0, mm = 0;
 	int a = tm_pick_live(&z->m, fuzz_u8(in));
 	int b = tm_pick_live(&z->m, fuzz_u8(in));
 	int dim = pick_dim(in), d = 0, slot, base;
@@ -1475,6 +1570,23 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			errors |= S(COW_ESHAPE);
 		st = (kind == 0 ? cow_tensor_add : cow_tensor_mul)(z->h[a],
 		    z->h[b], &t);
+		break;
+	case 6:
+		if (matmul) {
+			z->func = "cow_tensor_matmul";
+			errors = model_matmul_errors(&la, &lb, dt,
+			    tm_dtype(&z->m, b), &r, &mn, &mk, &mm);
+			st = cow_tensor_matmul(z->h[a], z->h[b], &t);
+			break;
+		}
+		z->func = binops[bop].out_name;
+		if (tm_dtype(&z->m, b) != dt || !tm_binop_defined(bop, dt))
+			errors |= S(COW_EDTYPE);
+		if (!tm_broadcast(&la, &lb, &r))
+			errors |= S(COW_ESHAPE);
+		if (bop >= TM_EQ)
+			rdt = COW_DTYPE_BOOL;
+		st = binops[bop].out(z->h[a], z->h[b], &t);
 		break;
 	case 2:
 		z->func = "cow_tensor_neg";
@@ -1576,11 +1688,26 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			z->m.b[base].v[k] = tm_convert(adt, acc, rdt);
 		}
 	} else {
-		for (int64_t k = 0; k < n; k++) {
+		for (int64_t k = 0; matmul && k < n; k++) {
+			/* Element (i, j): products in index order from 0,
+			 * each product and sum rounded (ops.h). */
+			int64_t i = k / mm, j = k % mm;
+			tm_value_t acc = tm_from_int(dt, 0);
+
+			for (int64_t p = 0; p < mk; p++)
+				acc = tm_add(dt, acc, tm_mul(dt,
+				    tm_get(&z->m, a, i * mk + p),
+				    tm_get(&z->m, b, p * mm + j)));
+			z->m.b[base].v[k] = acc;
+		}
+		for (int64_t k = 0; !matmul && k < n; k++) {
 			tm_value_t x = kind == 2 ? tm_get(&z->m, a, k) :
 			    tm_get_broadcast(&z->m, a, &r, k);
 
-			if (kind == 0)
+			if (kind == 6)
+				x = tm_binop(bop, dt, x,
+				    tm_get_broadcast(&z->m, b, &r, k));
+			else if (kind == 0)
 				x = tm_add(dt, x,
 				    tm_get_broadcast(&z->m, b, &r, k));
 			else if (kind == 1)

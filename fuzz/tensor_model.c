@@ -305,6 +305,173 @@ tm_neg(cow_dtype_t dtype, tm_value_t a)
 	return r;
 }
 
+/* a / b in the op precision (as op_add; a quotient of two floats in 64
+ * bits rounds to the same float as the exact one: 64 >= 2 * 24 + 2). */
+static double
+op_div(cow_dtype_t dtype, double a, double b)
+{
+	if (wide(dtype))
+		return a / b;
+	return round_fmt(fmt_of(COW_DTYPE_FLOAT32), (long double)a / b);
+}
+
+bool
+tm_binop_defined(enum tm_binop op, cow_dtype_t dtype)
+{
+	bool integer = !tm_is_float(dtype) && !tm_is_complex(dtype) &&
+	    dtype != COW_DTYPE_BOOL;
+
+	switch (op) {
+	case TM_SUB:
+		return dtype != COW_DTYPE_BOOL;
+	case TM_DIV:
+		return tm_is_float(dtype) || tm_is_complex(dtype);
+	case TM_FLOOR_DIV:
+	case TM_MOD:
+		return integer || tm_is_float(dtype);
+	default:
+		return true;
+	}
+}
+
+/* Real floor division or modulo (ops.h): the remainder fmod(a, b)
+ * (exact), moved to b's sign; the quotient (a - r) / b, less one when r
+ * moved, to the nearest integer, a zero with a / b's sign. */
+static double
+model_divmod(cow_dtype_t dt, double a, double b, bool want_mod)
+{
+	double r = fmod(a, b), m = r, q, f;
+	bool moved = false;
+
+	if (b == 0)
+		return want_mod ? r : op_div(dt, a, b);
+	if (r != 0) {
+		if ((b < 0) != (r < 0)) {
+			m = op_add(dt, r, b);
+			moved = true;
+		}
+	} else {
+		m = copysign(0.0, b);
+	}
+	if (want_mod)
+		return m;
+	q = op_div(dt, op_add(dt, a, -r), b);
+	if (moved)
+		q = op_add(dt, q, -1.0);
+	if (q == 0)
+		return copysign(0.0, op_div(dt, a, b));
+	f = floor(q);
+	if (q - f > 0.5)
+		f += 1;
+	return f;
+}
+
+/* Complex a / b: Smith's method, each step in the op precision. */
+static void
+model_cdiv(cow_dtype_t dt, tm_value_t a, tm_value_t b, tm_value_t *r)
+{
+	double br = fabs(b.f), bi = fabs(b.im), q, den, sc;
+
+	if (br >= bi && br == 0 && bi == 0) {
+		r->f = op_div(dt, a.f, br);
+		r->im = op_div(dt, a.im, br);
+	} else if (br >= bi) {
+		q = op_div(dt, b.im, b.f);
+		den = op_add(dt, b.f, op_mul(dt, b.im, q));
+		sc = op_div(dt, 1.0, den);
+		r->f = op_mul(dt, op_add(dt, a.f, op_mul(dt, a.im, q)), sc);
+		r->im = op_mul(dt, op_add(dt, a.im, -op_mul(dt, a.f, q)), sc);
+	} else {
+		q = op_div(dt, b.f, b.im);
+		den = op_add(dt, b.im, op_mul(dt, b.f, q));
+		sc = op_div(dt, 1.0, den);
+		r->f = op_mul(dt, op_add(dt, op_mul(dt, a.f, q), a.im), sc);
+		r->im = op_mul(dt, op_add(dt, op_mul(dt, a.im, q), -a.f), sc);
+	}
+}
+
+/* a < b (or a <= b) of one dtype: integers by value (uint64 by its bits,
+ * unsigned), reals as doubles, complex values lexicographically with
+ * NaN imaginary parts keeping the real parts from deciding. */
+static bool
+model_less(cow_dtype_t dt, tm_value_t a, tm_value_t b, bool or_eq)
+{
+	if (dt == COW_DTYPE_UINT64)
+		return or_eq ? (uint64_t)a.i <= (uint64_t)b.i :
+		    (uint64_t)a.i < (uint64_t)b.i;
+	if (!tm_is_float(dt) && !tm_is_complex(dt))
+		return or_eq ? a.i <= b.i : a.i < b.i;
+	if (tm_is_float(dt))
+		return or_eq ? a.f <= b.f : a.f < b.f;
+	if (a.f < b.f && !isnan(a.im) && !isnan(b.im))
+		return true;
+	return a.f == b.f && (or_eq ? a.im <= b.im : a.im < b.im);
+}
+
+tm_value_t
+tm_binop(enum tm_binop op, cow_dtype_t dt, tm_value_t a, tm_value_t b)
+{
+	tm_value_t r = {0, 0.0, 0.0};
+	bool integer = !tm_is_float(dt) && !tm_is_complex(dt);
+
+	switch (op) {
+	case TM_EQ:
+		r.i = tm_equal_elem(dt, a, b);
+		return r;
+	case TM_NE:
+		r.i = !tm_equal_elem(dt, a, b);
+		return r;
+	case TM_LT:
+		r.i = model_less(dt, a, b, false);
+		return r;
+	case TM_LE:
+		r.i = model_less(dt, a, b, true);
+		return r;
+	case TM_GT:
+		r.i = model_less(dt, b, a, false);
+		return r;
+	case TM_GE:
+		r.i = model_less(dt, b, a, true);
+		return r;
+	case TM_SUB:
+		if (integer)
+			r.i = wrap_int(dt, (uint64_t)a.i - (uint64_t)b.i);
+		else if (tm_is_float(dt))
+			r.f = round_fmt(fmt_of(dt), op_add(dt, a.f, -b.f));
+		else {
+			r.f = op_add(dt, a.f, -b.f);
+			r.im = op_add(dt, a.im, -b.im);
+		}
+		return r;
+	case TM_DIV:
+		if (tm_is_complex(dt))
+			model_cdiv(dt, a, b, &r);
+		else
+			r.f = round_fmt(fmt_of(dt), op_div(dt, a.f, b.f));
+		return r;
+	default:
+		break;
+	}
+	/* floor_div, mod */
+	if (tm_is_float(dt)) {
+		r.f = round_fmt(fmt_of(dt), model_divmod(dt, a.f, b.f,
+		    op == TM_MOD));
+	} else if (tm_is_unsigned(dt)) {
+		uint64_t x = (uint64_t)a.i, y = (uint64_t)b.i;
+
+		r.i = y == 0 ? 0 : wrap_int(dt, op == TM_MOD ? x % y : x / y);
+	} else if (b.i == 0) {
+		r.i = 0;
+	} else {
+		i128 x = a.i, y = b.i, q = x / y;
+
+		if (x % y != 0 && (x < 0) != (y < 0))
+			q--;
+		r.i = wrap_int(dt, (uint64_t)(op == TM_MOD ? x - q * y : q));
+	}
+	return r;
+}
+
 cow_dtype_t
 tm_sum_dtype(cow_dtype_t dtype)
 {

@@ -1,6 +1,7 @@
 /*
- * cowstore tensor ops: elementwise arithmetic over any strides with
- * broadcasting, copy with dtype conversion, reductions, equality.
+ * cowstore tensor ops: elementwise arithmetic and comparisons over any
+ * strides with broadcasting, copy with dtype conversion, reductions,
+ * equality.
  *
  * Naming: an op whose name ends in "_" (cow_tensor_fill_, cow_tensor_add_,
  * cow_tensor_copy_, ...) is in place: it writes its first tensor argument
@@ -44,6 +45,29 @@
  *   (ad + bc)i with every product and sum rounded to the component type
  *   (NumPy's loop, not C's Annex G multiplication: no special handling of
  *   infinities).
+ * - sub: every dtype but bool (COW_EDTYPE, as NumPy refuses a boolean
+ *   subtract); rounding as add.
+ * - div (true division): floating and complex dtypes only; bool and
+ *   integers are refused with COW_EDTYPE (NumPy promotes them to float64
+ *   first: the Python module does, docs/tensor.md). float16 and bfloat16
+ *   compute in float32 and round. Complex: Smith's method in the component
+ *   type (divide by the divisor's larger part first), every step rounded;
+ *   a zero divisor divides each part by +0.
+ * - floor_div and mod: integers and real floating dtypes (bool and complex
+ *   refused with COW_EDTYPE). The quotient is rounded toward minus
+ *   infinity and the remainder has the divisor's sign (Python's and
+ *   NumPy's rule). Integer division by zero gives 0 for both (NumPy 1.24
+ *   gives 0 with a warning; cowstore does not warn); the most negative
+ *   value // -1 wraps to itself, % -1 is 0. Floating: the remainder is
+ *   fmod(a, b) moved to b's sign (a zero one takes b's sign); the quotient
+ *   (a - r) / b rounded to an integer; b == 0 gives a / b (+-inf or NaN)
+ *   and a NaN remainder. These are NumPy 1.24's values.
+ * - comparisons (eq, ne, lt, le, gt, ge): every dtype; the result is bool
+ *   (0 or 1). NaN compares unequal to everything (ne is true); -0.0 equals
+ *   0.0; bool compares as false < true; float16 and bfloat16 exactly.
+ *   Complex values are ordered as NumPy 1.24 orders them: by real part,
+ *   then imaginary part, where the real parts decide only when neither
+ *   imaginary part is NaN.
  *
  * Conversions (cow_tensor_copy_, scalars, element setters, cow_tensor_full):
  * - within one dtype, copy_ copies the bytes unchanged (a bool byte other
@@ -120,6 +144,25 @@ COW_API cow_status_t cow_tensor_mul_(cow_tensor_t *t,
     const cow_tensor_t *other);
 
 /**
+ * cow_tensor_sub_ / cow_tensor_div_ / cow_tensor_floor_div_ /
+ * cow_tensor_mod_ - t = t - other, t / other, t // other, t % other
+ * (rules above), with @other broadcast to @t's shape. Same dtype
+ * required. @other may alias @t.
+ * Ownership: both are borrowed for the call. Thread-safety: a write on
+ * @t's storage, a read of @other's. Errors: COW_EINVAL, COW_ESHAPE,
+ * COW_EDTYPE (dtypes differ, or the op is not defined for the dtype),
+ * COW_EOVERLAP, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_sub_(cow_tensor_t *t,
+    const cow_tensor_t *other);
+COW_API cow_status_t cow_tensor_div_(cow_tensor_t *t,
+    const cow_tensor_t *other);
+COW_API cow_status_t cow_tensor_floor_div_(cow_tensor_t *t,
+    const cow_tensor_t *other);
+COW_API cow_status_t cow_tensor_mod_(cow_tensor_t *t,
+    const cow_tensor_t *other);
+
+/**
  * cow_tensor_copy_ - dst = src, with @src broadcast to @dst's shape and
  * converted to @dst's dtype (rules above). @src may alias @dst.
  * Ownership: both are borrowed for the call. Thread-safety: a write on
@@ -145,6 +188,44 @@ COW_API cow_status_t cow_tensor_copy_(cow_tensor_t *dst,
 COW_API cow_status_t cow_tensor_add(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);
 COW_API cow_status_t cow_tensor_mul(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+
+/**
+ * cow_tensor_sub / cow_tensor_div / cow_tensor_floor_div / cow_tensor_mod
+ * - a - b, a / b, a // b, a % b over the broadcast shape (rules above),
+ * in the operands' dtype.
+ * Ownership: *out holds one reference. Thread-safety: a read of @a and @b.
+ * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ, or the op is not
+ * defined for the dtype), COW_ESHAPE, COW_EOVERFLOW, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_sub(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_div(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_floor_div(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_mod(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+
+/**
+ * cow_tensor_eq / _ne / _lt / _le / _gt / _ge - a == b, a != b, a < b,
+ * a <= b, a > b, a >= b element by element over the broadcast shape, into
+ * a bool tensor (rules above). Same dtype required.
+ * Ownership: *out holds one reference. Thread-safety: a read of @a and @b.
+ * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ), COW_ESHAPE,
+ * COW_EOVERFLOW, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_eq(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_ne(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_lt(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_le(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_gt(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
+COW_API cow_status_t cow_tensor_ge(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);
 
 /**
@@ -200,6 +281,23 @@ COW_API cow_status_t cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out);
  */
 COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
     bool keepdim, cow_tensor_t **out);
+
+/**
+ * cow_tensor_matmul - the matrix product a @ b of 1-D and 2-D tensors, as
+ * NumPy's matmul: (n, k) @ (k, m) is (n, m); a 1-D @a is a row (k) and
+ * its dimension is dropped from the result, a 1-D @b a column, so (k) @
+ * (k) is a 0-dimensional tensor. Same dtype required: the integers (which
+ * wrap modulo 2^bits), float32 and float64. Each element sums its
+ * products in index order from 0, every product and sum rounded to the
+ * dtype (NumPy's BLAS adds in another order: floating results differ in
+ * the last bits). Any strides; a non-contiguous input is copied first.
+ * Ownership: *out holds one reference. Thread-safety: a read of @a and @b.
+ * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ, or another
+ * dtype), COW_ESHAPE (0 or more than 2 dimensions, inner sizes differ),
+ * COW_EOVERFLOW, COW_ENOMEM.
+ */
+COW_API cow_status_t cow_tensor_matmul(const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out);
 
 /**
  * cow_tensor_equal - *out = true when @a and @b have the same sizes and

@@ -1,11 +1,95 @@
 /*
  * indexing.c - t[key] (views: ints select, slices with positive steps, one
- * Ellipsis, None inserts a dimension) and t[key] = value (a write through
- * that view).
+ * Ellipsis, None inserts a dimension; copies: a slice with a negative
+ * step, a list of ints) and t[key] = value (a write through that view;
+ * refused for keys that copy).
  */
+#include <string.h>
+
 #include "pycow.h"
 
 #define T(o) (((pycow_tensor *)(o))->t)
+
+/*
+ * A new contiguous tensor: @t with dimension @dim replaced by its elements
+ * @idx[0], ..., @idx[n - 1] (in range) in that order, copied one index at
+ * a time (views have non-negative strides, so a reversed or gathered
+ * dimension is a copy, as NumPy's fancy indexing is).
+ */
+static cow_status_t
+gather(cow_tensor_t *t, int dim, const int64_t *idx, int64_t n,
+    cow_tensor_t **out)
+{
+	int64_t sizes[COW_TENSOR_MAX_NDIM];
+	int nd = cow_tensor_ndim(t);
+	cow_tensor_t *r = NULL;
+	cow_status_t st;
+
+	memcpy(sizes, cow_tensor_sizes(t), (size_t)nd * sizeof *sizes);
+	sizes[dim] = n;
+	if ((st = cow_tensor_empty(cow_tensor_dtype(t), nd, sizes, NULL,
+	    &r)) != COW_OK)
+		return st;
+	for (int64_t k = 0; k < n && st == COW_OK; k++) {
+		cow_tensor_t *d = NULL, *s = NULL;
+
+		if ((st = cow_tensor_select(r, dim, k, &d)) == COW_OK &&
+		    (st = cow_tensor_select(t, dim, idx[k], &s)) == COW_OK)
+			st = cow_tensor_copy_(d, s);
+		if (d != NULL)
+			cow_tensor_release(d);
+		if (s != NULL)
+			cow_tensor_release(s);
+	}
+	if (st != COW_OK) {
+		cow_tensor_release(r);
+		return st;
+	}
+	*out = r;
+	return COW_OK;
+}
+
+/* The ints of the list @item as indices of a dimension of @size (negative
+ * ones count from the end): a PyMem array of *n, or NULL with an
+ * exception. */
+static int64_t *
+index_list(PyObject *item, int64_t size, int64_t *n)
+{
+	Py_ssize_t len = PyList_GET_SIZE(item);
+	int64_t *idx = PyMem_Malloc((size_t)(len > 0 ? len : 1) *
+	    sizeof *idx);
+
+	if (idx == NULL) {
+		PyErr_NoMemory();
+		return NULL;
+	}
+	for (Py_ssize_t k = 0; k < len; k++) {
+		PyObject *v = PyList_GET_ITEM(item, k);
+		Py_ssize_t i;
+
+		if (PyBool_Check(v) || !PyIndex_Check(v)) {
+			PyErr_Format(PyExc_IndexError, "cowstore: an index "
+			    "list holds ints, not %.100s (boolean masks are "
+			    "not supported)", Py_TYPE(v)->tp_name);
+			goto fail;
+		}
+		i = PyNumber_AsSsize_t(v, PyExc_IndexError);
+		if (i == -1 && PyErr_Occurred())
+			goto fail;
+		if (i < -size || i >= size) {
+			PyErr_Format(PyExc_IndexError, "cowstore: index %zd "
+			    "is out of bounds for a dimension of size %lld", i,
+			    (long long)size);
+			goto fail;
+		}
+		idx[k] = i < 0 ? i + size : i;
+	}
+	*n = len;
+	return idx;
+fail:
+	PyMem_Free(idx);
+	return NULL;
+}
 
 /* Apply one index item at dimension *dim of *t (replaced by the view). */
 static int
@@ -21,19 +105,53 @@ apply_item(cow_tensor_t **t, PyObject *item, int *dim)
 		Py_ssize_t start, stop, step;
 		if (PySlice_Unpack(item, &start, &stop, &step) < 0)
 			return -1;
-		if (step <= 0) {
-			PyErr_SetString(PyExc_ValueError, "cowstore: slice steps "
-			    "must be positive (views have non-negative strides)");
-			return -1;
-		}
 		if (*dim >= cow_tensor_ndim(*t)) {
 			PyErr_SetString(PyExc_IndexError, "cowstore: too many "
 			    "indices for the tensor");
 			return -1;
 		}
-		PySlice_AdjustIndices((Py_ssize_t)cow_tensor_sizes(*t)[*dim],
-		    &start, &stop, step);
-		PYCOW_VIEW(*t, st = cow_tensor_slice(*t, *dim, start, stop, step, &out));
+		Py_ssize_t len = PySlice_AdjustIndices(
+		    (Py_ssize_t)cow_tensor_sizes(*t)[*dim], &start, &stop, step);
+		if (step < 0 && cow_tensor_numel(*t) == 0) {
+			/* No elements to reverse: the same indices in
+			 * ascending order, a view (as NumPy's, and no loop
+			 * over a huge empty dimension). */
+			Py_ssize_t last = len > 0 ? start + (len - 1) * step : 0;
+			start = last;
+			stop = len > 0 ? last + (len - 1) * -step + 1 : 0;
+			step = -step;
+		}
+		if (step > 0 || len == 0) {
+			if (step < 0)
+				start = stop = 0, step = 1;
+			PYCOW_VIEW(*t, st = cow_tensor_slice(*t, *dim, start,
+			    stop, step, &out));
+		} else {
+			/* A negative step: a copy (gather). */
+			int64_t *idx = PyMem_Malloc((size_t)len * sizeof *idx);
+			if (idx == NULL) {
+				PyErr_NoMemory();
+				return -1;
+			}
+			for (Py_ssize_t k = 0; k < len; k++)
+				idx[k] = (int64_t)start + (int64_t)k * step;
+			PYCOW_LOCKED1(*t, false,
+			    st = gather(*t, *dim, idx, len, &out));
+			PyMem_Free(idx);
+		}
+		(*dim)++;
+	} else if (PyList_Check(item)) {
+		int64_t n, *idx;
+		if (*dim >= cow_tensor_ndim(*t)) {
+			PyErr_SetString(PyExc_IndexError, "cowstore: too many "
+			    "indices for the tensor");
+			return -1;
+		}
+		idx = index_list(item, cow_tensor_sizes(*t)[*dim], &n);
+		if (idx == NULL)
+			return -1;
+		PYCOW_LOCKED1(*t, false, st = gather(*t, *dim, idx, n, &out));
+		PyMem_Free(idx);
 		(*dim)++;
 	} else if (PyIndex_Check(item) && !PyBool_Check(item)) {
 		Py_ssize_t i = PyNumber_AsSsize_t(item, PyExc_IndexError);
@@ -47,7 +165,8 @@ apply_item(cow_tensor_t **t, PyObject *item, int *dim)
 		PYCOW_VIEW(*t, st = cow_tensor_select(*t, *dim, i, &out));
 	} else {
 		PyErr_Format(PyExc_TypeError, "cowstore: indices are ints, "
-		    "slices, ... or None, not %.100s", Py_TYPE(item)->tp_name);
+		    "slices, lists of ints, ... or None, not %.100s",
+		    Py_TYPE(item)->tp_name);
 		return -1;
 	}
 	if (pycow_check(st) < 0)
@@ -57,14 +176,44 @@ apply_item(cow_tensor_t **t, PyObject *item, int *dim)
 	return 0;
 }
 
-/* The view t[key]: a new reference, or NULL. */
+static bool
+is_int_item(PyObject *it)
+{
+	return !PyList_Check(it) && !PySlice_Check(it) && it != Py_None &&
+	    it != Py_Ellipsis && PyIndex_Check(it) && !PyBool_Check(it);
+}
+
+/* With one list in @items: are all the ints adjacent to it (one run of
+ * ints and the list)? NumPy treats such ints as indices combined with
+ * the list, and puts the result's dimension where they are; apart from
+ * it, NumPy moves that dimension to the front, which cowstore does not
+ * do. */
+static bool
+ints_next_to_list(PyObject *items)
+{
+	Py_ssize_t n = PyTuple_GET_SIZE(items), l = 0, lo, hi;
+
+	while (!PyList_Check(PyTuple_GET_ITEM(items, l)))
+		l++;
+	for (lo = l; lo > 0 && is_int_item(PyTuple_GET_ITEM(items, lo - 1));)
+		lo--;
+	for (hi = l; hi + 1 < n && is_int_item(PyTuple_GET_ITEM(items, hi + 1));)
+		hi++;
+	for (Py_ssize_t i = 0; i < n; i++)
+		if ((i < lo || i > hi) && is_int_item(PyTuple_GET_ITEM(items, i)))
+			return false;
+	return true;
+}
+
+/* The view t[key] (a copy for a key with a list or a negative step, which
+ * @for_write refuses): a new reference, or NULL. */
 static cow_tensor_t *
-view_of(PyObject *self, PyObject *key)
+view_of(PyObject *self, PyObject *key, bool for_write)
 {
 	PyObject *items = PyTuple_Check(key) ? Py_NewRef(key) :
 	    PyTuple_Pack(1, key);
 	cow_tensor_t *t = T(self);
-	int dim = 0, consuming = 0, ellipses = 0;
+	int dim = 0, consuming = 0, ellipses = 0, lists = 0, negative_steps = 0;
 
 	if (items == NULL)
 		return NULL;
@@ -75,6 +224,35 @@ view_of(PyObject *self, PyObject *key)
 			ellipses++;
 		else if (it != Py_None)
 			consuming++;
+		if (PyList_Check(it))
+			lists++;
+		if (PySlice_Check(it)) {
+			Py_ssize_t b, e, step;
+			if (PySlice_Unpack(it, &b, &e, &step) < 0)
+				PyErr_Clear();   /* apply_item raises it */
+			else if (step < 0)
+				negative_steps++;
+		}
+	}
+	if (lists > 1) {
+		Py_DECREF(items);
+		PyErr_SetString(PyExc_IndexError, "cowstore: one index list "
+		    "at most (NumPy would combine several element-wise)");
+		return NULL;
+	}
+	if (lists == 1 && !ints_next_to_list(items)) {
+		Py_DECREF(items);
+		PyErr_SetString(PyExc_IndexError, "cowstore: an index list "
+		    "with ints apart from it (NumPy would move the dimension "
+		    "to the front) is not supported");
+		return NULL;
+	}
+	if (for_write && lists + negative_steps > 0) {
+		Py_DECREF(items);
+		PyErr_SetString(PyExc_IndexError, "cowstore: t[key] = value "
+		    "with a negative-step slice or an index list is not "
+		    "supported (t[key] is a copy, not a view)");
+		return NULL;
 	}
 	if (ellipses > 1) {
 		Py_DECREF(items);
@@ -109,7 +287,7 @@ view_of(PyObject *self, PyObject *key)
 static PyObject *
 tensor_getitem(PyObject *self, PyObject *key)
 {
-	cow_tensor_t *t = view_of(self, key);
+	cow_tensor_t *t = view_of(self, key, false);
 	return t != NULL ? pycow_wrap(t) : NULL;
 }
 
@@ -121,7 +299,7 @@ tensor_setitem(PyObject *self, PyObject *key, PyObject *value)
 		    "cannot be deleted");
 		return -1;
 	}
-	cow_tensor_t *t = view_of(self, key);
+	cow_tensor_t *t = view_of(self, key, true);
 	int rc;
 	if (t == NULL)
 		return -1;

@@ -163,6 +163,9 @@ extern PyNumberMethods pycow_number_methods;
  * ("copy_: src"). */
 PyObject *pycow_asarray(PyObject *obj, const char *what);
 
+/* tp_richcompare: element-wise comparisons into bool tensors (ops.c). */
+PyObject *pycow_richcompare(PyObject *self, PyObject *other, int cmp);
+
 /* indexing.c --------------------------------------------------------- */
 extern PyMappingMethods pycow_mapping_methods;
 PyObject *pycow_tensor_item(PyObject *self, Py_ssize_t i);

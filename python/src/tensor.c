@@ -792,6 +792,9 @@ PyTypeObject pycow_tensor_type = {
 	.tp_as_sequence = &tensor_sequence,
 	.tp_as_mapping = &pycow_mapping_methods,
 	.tp_as_buffer = &pycow_buffer_procs,
+	/* Element-wise ==: unhashable, as NumPy's arrays (tp_hash NULL with
+	 * tp_richcompare set: __hash__ is None). */
+	.tp_richcompare = pycow_richcompare,
 	.tp_flags = Py_TPFLAGS_DEFAULT,
 	.tp_doc = "A strided tensor over a copy-on-write storage (docs/python.md).",
 	.tp_weaklistoffset = offsetof(pycow_tensor, weakrefs),

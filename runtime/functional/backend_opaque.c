@@ -12,11 +12,13 @@
  * and the sum's order (ops.h's rule: the strided kernels' iterator and sum
  * loop, o_sum) are shared.
  */
+#include <math.h>
 #include <string.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
 #include "functional/functional.h"
+#include "tensor/divmod.h"
 #include "tensor/dtype.h"
 #include "tensor/iter.h"
 #include "tensor/kernels.h"
@@ -228,23 +230,134 @@ o_round(cow_dtype_t dtype, double x)
 	return cow__f64_to_f32(x);
 }
 
+/* Complex division in the component precision of @dtype (ops.h: Smith's
+ * method, every step rounded as the loops round it). */
+static void
+o_cdiv(cow_dtype_t dtype, cow__value_t a, cow__value_t b, cow__value_t *r)
+{
+	double ar = fabs(b.re), ai = fabs(b.im), q, den, s;
+
+	if (ar >= ai && ar == 0 && ai == 0) {
+		r->re = o_round(dtype, a.re / ar);
+		r->im = o_round(dtype, a.im / ar);
+	} else if (ar >= ai) {
+		q = o_round(dtype, b.im / b.re);
+		den = o_round(dtype, b.re + o_round(dtype, b.im * q));
+		s = o_round(dtype, 1.0 / den);
+		r->re = o_round(dtype, o_round(dtype, a.re +
+		    o_round(dtype, a.im * q)) * s);
+		r->im = o_round(dtype, o_round(dtype, a.im -
+		    o_round(dtype, a.re * q)) * s);
+	} else {
+		q = o_round(dtype, b.re / b.im);
+		den = o_round(dtype, b.im + o_round(dtype, b.re * q));
+		s = o_round(dtype, 1.0 / den);
+		r->re = o_round(dtype, o_round(dtype, o_round(dtype,
+		    a.re * q) + a.im) * s);
+		r->im = o_round(dtype, o_round(dtype, o_round(dtype,
+		    a.im * q) - a.re) * s);
+	}
+}
+
+/* a < b (@or_equal: a <= b) on exact values of one dtype; complex values
+ * in NumPy's lexicographic order (ops.h). */
+static bool
+o_less(cow__value_t a, cow__value_t b, bool or_equal)
+{
+	if (a.kind == COW__VALUE_INT)
+		return or_equal ? (int64_t)a.u <= (int64_t)b.u :
+		    (int64_t)a.u < (int64_t)b.u;
+	if (a.kind == COW__VALUE_UINT)
+		return or_equal ? a.u <= b.u : a.u < b.u;
+	if ((a.re < b.re && !isnan(a.im) && !isnan(b.im)))
+		return true;
+	return a.re == b.re && (or_equal ? a.im <= b.im : a.im < b.im);
+}
+
+static bool
+o_equal_value(cow__value_t a, cow__value_t b)
+{
+	if (a.kind != COW__VALUE_FLOAT)
+		return a.u == b.u;
+	return a.re == b.re && a.im == b.im;
+}
+
 /* One element of @op over @dtype (ops.h: integers wrap, bool add is or,
- * bool mul is and, floating ops round to the dtype). Values come exact
- * from cow__load(); a sum or product of two floats is exact or rounds to
- * the float result when computed in double and rounded once to float. */
+ * bool mul is and, floating ops round to the dtype; comparisons write
+ * bool). Values come exact from cow__load(); a sum, difference, product
+ * or quotient of two floats is exact or rounds to the float result when
+ * computed in double and rounded once to float. Floor division and
+ * modulo share divmod.h with the loops. */
 static void
 o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
     const void *y)
 {
 	cow__value_t a = cow__load(dtype, x), b = cow__load(dtype, y), r = a;
+	int c = -1;
 
+	switch (op) {
+	case COW__BINOP_EQ:
+		c = o_equal_value(a, b);
+		break;
+	case COW__BINOP_NE:
+		c = !o_equal_value(a, b);
+		break;
+	case COW__BINOP_LT:
+		c = o_less(a, b, false);
+		break;
+	case COW__BINOP_LE:
+		c = o_less(a, b, true);
+		break;
+	case COW__BINOP_GT:
+		c = o_less(b, a, false);
+		break;
+	case COW__BINOP_GE:
+		c = o_less(b, a, true);
+		break;
+	default:
+		break;
+	}
+	if (c >= 0) {
+		cow__store(COW_DTYPE_BOOL, dst, cow__value_i64(c));
+		return;
+	}
 	if (dtype == COW_DTYPE_BOOL) {
 		r.u = op == COW__BINOP_ADD ? (a.u || b.u) : (a.u && b.u);
 	} else if (a.kind != COW__VALUE_FLOAT) {
-		r.u = op == COW__BINOP_ADD ? a.u + b.u : a.u * b.u;
+		bool sgn = a.kind == COW__VALUE_INT;
+
+		if (op == COW__BINOP_ADD)
+			r.u = a.u + b.u;
+		else if (op == COW__BINOP_SUB)
+			r.u = a.u - b.u;
+		else if (op == COW__BINOP_MUL)
+			r.u = a.u * b.u;
+		else if (op == COW__BINOP_FLOOR_DIV)
+			r.u = sgn ? (uint64_t)cow__floor_div_i64((int64_t)a.u,
+			    (int64_t)b.u) : cow__floor_div_u64(a.u, b.u);
+		else
+			r.u = sgn ? (uint64_t)cow__mod_i64((int64_t)a.u,
+			    (int64_t)b.u) : cow__mod_u64(a.u, b.u);
 	} else if (op == COW__BINOP_ADD) {
 		r.re = o_round(dtype, a.re + b.re);
 		r.im = o_round(dtype, a.im + b.im);
+	} else if (op == COW__BINOP_SUB) {
+		r.re = o_round(dtype, a.re - b.re);
+		r.im = o_round(dtype, a.im - b.im);
+	} else if (op == COW__BINOP_DIV && cow__dtype_is_complex(dtype)) {
+		o_cdiv(dtype, a, b, &r);
+	} else if (op == COW__BINOP_DIV) {
+		r.re = o_round(dtype, a.re / b.re);
+	} else if (op == COW__BINOP_FLOOR_DIV || op == COW__BINOP_MOD) {
+		bool fd = op == COW__BINOP_FLOOR_DIV;
+
+		if (dtype == COW_DTYPE_FLOAT64)
+			r.re = fd ? cow__floor_div_f64(a.re, b.re) :
+			    cow__mod_f64(a.re, b.re);
+		else
+			r.re = fd ? cow__floor_div_f32((float)a.re,
+			    (float)b.re) : cow__mod_f32((float)a.re,
+			    (float)b.re);
 	} else if (!cow__dtype_is_complex(dtype)) {
 		r.re = o_round(dtype, a.re * b.re);
 	} else {
@@ -267,16 +380,17 @@ o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 	int64_t idx[COW__FN_MAXD] = {0}, as[COW__FN_MAXD], bs[COW__FN_MAXD];
 	struct cow__fval *r;
 	cow_status_t st;
-	int64_t is;
+	int64_t is, rs;
 
-	if ((st = o_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
-	    COW_OK)
+	if ((st = o_new(a->alloc, cow__binop_result_dtype(op, a->dtype), ndim,
+	    sizes, &r, func)) != COW_OK)
 		return st;
-	is = (int64_t)r->itemsize;
+	is = (int64_t)a->itemsize;
+	rs = (int64_t)r->itemsize;
 	o_bstrides(a, ndim, sizes, as);
 	o_bstrides(b, ndim, sizes, bs);
 	for (int64_t k = 0; k < r->numel; k++) {
-		o_apply(op, a->dtype, r->data + k * is,
+		o_apply(op, a->dtype, r->data + k * rs,
 		    a->data + dot(ndim, idx, as) * is,
 		    b->data + dot(ndim, idx, bs) * is);
 		next_index(ndim, sizes, idx);

@@ -271,8 +271,8 @@ s_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = s_new(a->alloc, a->dtype, ndim, sizes, &r, func)) !=
-	    COW_OK)
+	if ((st = s_new(a->alloc, cow__binop_result_dtype(op, a->dtype), ndim,
+	    sizes, &r, func)) != COW_OK)
 		return st;
 	return s_done(cow__kernel_binary(op, r, a->strided, b->strided,
 	    func), r, a->alloc, out, func);

@@ -38,6 +38,7 @@ const struct cow__tensor_ext cow__fn_ext = {
 	.neg = cow__fn_neg,
 	.sum = cow__fn_sum,
 	.equal = cow__fn_equal,
+	.matmul = cow__fn_matmul,
 };
 
 /* The thread creates functional tensors when its mode is on or its

@@ -66,6 +66,8 @@ cow_status_t cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src);
 cow_status_t cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out, const char *func);
 cow_status_t cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out);
+cow_status_t cow__fn_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out);
 cow_status_t cow__fn_sum(const cow_tensor_t *a, bool all, int dim,
     bool keepdim, cow_tensor_t **out, const char *func);
 cow_status_t cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b,

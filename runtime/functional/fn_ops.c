@@ -21,6 +21,7 @@
 #include "functional/dispatch.h"
 #include "functional/functional.h"
 #include "tensor/dtype.h"
+#include "tensor/ext.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -384,13 +385,15 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 		/* A plain destination: the ordinary op with plain values. */
 		if ((st = as_plain(other, &p, func)) != COW_OK)
 			return st;
-		st = op == COW__BINOP_ADD ? cow_tensor_add_(t, p) :
-		    cow_tensor_mul_(t, p);
+		st = cow__tensor_binary_(op, t, p, func);
 		cow_tensor_release(p);
 		return st;
 	}
 	be = cow__fn_of(t)->group->be;
-	if ((st = check_into(t, other, true, func)) != COW_OK ||
+	/* The kernel's order: dtypes, the op's dtype, shapes, overlap. */
+	if ((t->dtype == other->dtype &&
+	    (st = cow__binop_check(op, t->dtype, func)) != COW_OK) ||
+	    (st = check_into(t, other, true, func)) != COW_OK ||
 	    t->numel == 0)
 		return st;
 	/* Read both (other may alias t: it is read as it was before). */
@@ -402,7 +405,7 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 	}
 	st = be->ops->binary(op, a, b, t->ndim, t->sizes, &v, func);
 	if (st == COW_OK)
-		trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, a, b, "");
+		trace_op(cow__binop_name(op), v, a, b, "");
 	cow__fval_release(a);
 	cow__fval_release(b);
 	return st == COW_OK ? cow__fn_commit_write(t, v, func) : st;
@@ -467,9 +470,11 @@ cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
 		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
-	if ((st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
+	if ((st = cow__binop_check(op, a->dtype, func)) != COW_OK ||
+	    (st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
 	    &ndim, sizes, func)) != COW_OK ||
-	    (st = cow__shape_check(ndim, sizes, a->itemsize, NULL, NULL,
+	    (st = cow__shape_check(ndim, sizes,
+	    cow_dtype_size(cow__binop_result_dtype(op, a->dtype)), NULL, NULL,
 	    func)) != COW_OK)
 		return st;
 	if ((st = current_value(a, be, &va, func)) != COW_OK)
@@ -480,8 +485,7 @@ cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
 	}
 	st = be->ops->binary(op, va, vb, ndim, sizes, &v, func);
 	if (st == COW_OK)
-		trace_op(op == COW__BINOP_ADD ? "add" : "mul", v, va, vb,
-		    "");
+		trace_op(cow__binop_name(op), v, va, vb, "");
 	cow__fval_release(va);
 	cow__fval_release(vb);
 	return fresh_result(st, v, out, func);
@@ -569,4 +573,36 @@ cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 	cow__fval_release(va);
 	cow__fval_release(vb);
 	return st;
+}
+
+/* The product of the current values, computed on plain copies of them by
+ * the plain kernel (no backend op: a backend holds elements, and both
+ * give their values as plain tensors), its result imported as a new
+ * value. */
+cow_status_t
+cow__fn_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	static const char func[] = "cow_tensor_matmul";
+	const cow_backend_t *be = backend_of(a, b);
+	cow_tensor_t *pa, *pb, *r = NULL;
+	struct cow__fval *v;
+	cow_status_t st;
+
+	if ((st = as_plain(a, &pa, func)) != COW_OK)
+		return st;
+	if ((st = as_plain(b, &pb, func)) != COW_OK) {
+		cow_tensor_release(pa);
+		return st;
+	}
+	st = cow__kernel_matmul(pa, pb, &r, func);
+	cow_tensor_release(pa);
+	cow_tensor_release(pb);
+	if (st != COW_OK)
+		return st;
+	st = be->ops->import(be, r, false, &v, func);
+	cow_tensor_release(r);
+	if (st == COW_OK)
+		trace_op("matmul", v, NULL, NULL, "");
+	return fresh_result(st, v, out, func);
 }

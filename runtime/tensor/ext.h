@@ -92,7 +92,15 @@ struct cow__tensor_ext {
 	    bool keepdim, cow_tensor_t **out, const char *func);
 	cow_status_t (*equal)(const cow_tensor_t *a, const cow_tensor_t *b,
 	    bool *out);
+	cow_status_t (*matmul)(const cow_tensor_t *a, const cow_tensor_t *b,
+	    cow_tensor_t **out);
 };
+
+/* The public in-place binary op (cow_tensor_add_, cow_tensor_sub_, ...)
+ * by @op, its errors naming @func: what a layer calls for a plain
+ * destination. */
+cow_status_t cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
+    const cow_tensor_t *other, const char *func);
 
 /* The table a call with the tensor arguments @a and @b goes to: @a's, else
  * @b's (NULL: both are plain). */

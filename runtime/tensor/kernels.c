@@ -266,12 +266,49 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 	return COW_OK;
 }
 
+static const struct {
+	const char *name;
+	const cow__iter_fn *loops;
+} binops[] = {
+	[COW__BINOP_ADD] = {"add", cow__loops_add},
+	[COW__BINOP_MUL] = {"mul", cow__loops_mul},
+	[COW__BINOP_SUB] = {"sub", cow__loops_sub},
+	[COW__BINOP_DIV] = {"div", cow__loops_div},
+	[COW__BINOP_FLOOR_DIV] = {"floor_div", cow__loops_floor_div},
+	[COW__BINOP_MOD] = {"mod", cow__loops_mod},
+	[COW__BINOP_EQ] = {"eq", cow__loops_eq},
+	[COW__BINOP_NE] = {"ne", cow__loops_ne},
+	[COW__BINOP_LT] = {"lt", cow__loops_lt},
+	[COW__BINOP_LE] = {"le", cow__loops_le},
+	[COW__BINOP_GT] = {"gt", cow__loops_gt},
+	[COW__BINOP_GE] = {"ge", cow__loops_ge},
+};
+
+const char *
+cow__binop_name(enum cow__binop op)
+{
+	return binops[op].name;
+}
+
+cow_dtype_t
+cow__binop_result_dtype(enum cow__binop op, cow_dtype_t dtype)
+{
+	return op >= COW__BINOP_EQ ? COW_DTYPE_BOOL : dtype;
+}
+
+cow_status_t
+cow__binop_check(enum cow__binop op, cow_dtype_t dtype, const char *func)
+{
+	if (binops[op].loops[dtype] == NULL)
+		return cow__error(COW_EDTYPE, func, "%s is not defined for "
+		    "dtype %s", binops[op].name, cow_dtype_name(dtype));
+	return COW_OK;
+}
+
 cow_status_t
 cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
     const cow_tensor_t *a, const cow_tensor_t *b, const char *func)
 {
-	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
-	    cow__loops_mul;
 	struct input in[2];
 	cow__iter_t it;
 	cow_status_t st;
@@ -279,8 +316,11 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 
 	if (a->dtype != b->dtype)
 		return dtype_mismatch(a->dtype, b->dtype, "operands", func);
-	if (dst->dtype != a->dtype)
-		return dtype_mismatch(dst->dtype, a->dtype,
+	if ((st = cow__binop_check(op, a->dtype, func)) != COW_OK)
+		return st;
+	if (dst->dtype != cow__binop_result_dtype(op, a->dtype))
+		return dtype_mismatch(dst->dtype,
+		    cow__binop_result_dtype(op, a->dtype),
 		    "destination and operands", func);
 	if ((st = input_broadcast(&in[0], a, dst, func)) != COW_OK ||
 	    (st = input_broadcast(&in[1], b, dst, func)) != COW_OK)
@@ -293,7 +333,7 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 	cow__iter_add(&it, p, dst->strides, dst->itemsize);
 	cow__iter_add(&it, in[0].data, in[0].strides, a->itemsize);
 	cow__iter_add(&it, in[1].data, in[1].strides, b->itemsize);
-	cow__iter_run(&it, loops[dst->dtype], NULL);
+	cow__iter_run(&it, binops[op].loops[a->dtype], NULL);
 	kernel_end(in, 2);
 	return COW_OK;
 }
@@ -302,8 +342,7 @@ cow_status_t
 cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
     const cow_tensor_t *a, double value, const char *func)
 {
-	const cow__iter_fn *loops = op == COW__BINOP_ADD ? cow__loops_add :
-	    cow__loops_mul;
+	const cow__iter_fn *loops = binops[op].loops;
 	struct input ia;
 	cow__scalar_t v;
 	cow__iter_t it;

@@ -31,10 +31,33 @@
 /* Reduction masks have one bit per dimension. */
 _Static_assert(COW_TENSOR_MAX_NDIM <= 32, "reduction masks are 32 bits");
 
+/* The element-wise binary ops (ops.h). The comparisons (EQ to GE) write
+ * bool; the others write the operands' dtype. */
 enum cow__binop {
 	COW__BINOP_ADD,
-	COW__BINOP_MUL
+	COW__BINOP_MUL,
+	COW__BINOP_SUB,
+	COW__BINOP_DIV,
+	COW__BINOP_FLOOR_DIV,
+	COW__BINOP_MOD,
+	COW__BINOP_EQ,
+	COW__BINOP_NE,
+	COW__BINOP_LT,
+	COW__BINOP_LE,
+	COW__BINOP_GT,
+	COW__BINOP_GE
 };
+
+/* The op's short name ("add", "sub", "lt", ...: traces, messages). */
+const char *cow__binop_name(enum cow__binop op);
+
+/* The dtype @op writes for operands of @dtype (bool for comparisons). */
+cow_dtype_t cow__binop_result_dtype(enum cow__binop op, cow_dtype_t dtype);
+
+/* COW_EDTYPE (naming @func, the op and @dtype) when @op is not defined
+ * for @dtype (ops.h's table), else COW_OK. */
+cow_status_t cow__binop_check(enum cow__binop op, cow_dtype_t dtype,
+    const char *func);
 
 /* COW_EOVERLAP when two indices of @dst share an element (writing every
  * element would be ill-defined); COW_ENOMEM if the exact check could not
@@ -56,11 +79,13 @@ cow_status_t cow__kernel_fill(cow_tensor_t *dst, double value,
 cow_status_t cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src,
     const char *func);
 
-/* dst = a op b. a, b and dst share one dtype. */
+/* dst = a op b. a and b share one dtype; dst's is
+ * cow__binop_result_dtype(op, a's). */
 cow_status_t cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
     const cow_tensor_t *a, const cow_tensor_t *b, const char *func);
 
-/* dst = a op value (value converted to a's dtype first). */
+/* dst = a op value (value converted to a's dtype first); @op is ADD or
+ * MUL. */
 cow_status_t cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
     const cow_tensor_t *a, double value, const char *func);
 
@@ -93,6 +118,11 @@ int64_t cow__sum_run(int ndim, const int64_t *sizes, const int64_t *strides);
  */
 cow_status_t cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a,
     uint32_t mask, int64_t run, const char *func);
+
+/* cow_tensor_matmul's work on plain tensors (ops.h): checks, then *out a
+ * new plain contiguous tensor from @a's allocator; errors name @func. */
+cow_status_t cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out, const char *func);
 
 /* *equal = same sizes and equal elements; a and b share one dtype. */
 cow_status_t cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b,

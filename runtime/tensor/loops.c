@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tensor/divmod.h"
 #include "tensor/dtype.h"
 #include "tensor/half.h"
 #include "tensor/loops.h"
@@ -344,6 +345,272 @@ COMPLEX_LOOP(mul_c64, float, 2, CMUL(float))
 COMPLEX_LOOP(mul_c128, double, 2, CMUL(double))
 COMPLEX_LOOP(neg_c64, float, 1, (r[0] = -x[0], r[1] = -x[1]))
 COMPLEX_LOOP(neg_c128, double, 1, (r[0] = -x[0], r[1] = -x[1]))
+
+/* sub: integers wrap; float16 and bfloat16 in float, rounded once. bool
+ * has none (NumPy refuses a boolean subtract). */
+BINARY_LOOP(sub_x8, uint8_t, x - y)
+BINARY_LOOP(sub_x16, uint16_t, x - y)
+BINARY_LOOP(sub_x32, uint32_t, x - y)
+BINARY_LOOP(sub_x64, uint64_t, x - y)
+BINARY_LOOP(sub_f32, float, x - y)
+BINARY_LOOP(sub_f64, double, x - y)
+BINARY_LOOP(div_f32, float, x / y)
+BINARY_LOOP(div_f64, double, x / y)
+
+/* Floor division and modulo (divmod.h): integers through int64_t or
+ * uint64_t (exact; the result fits the width, but MIN // -1, which wraps
+ * back to MIN in the cast). */
+#define FDIV_INT(name, T, W)                                                \
+	BINARY_LOOP(floor_div_##name, T,                                    \
+	    (T)cow__floor_div_##W(x, y))                                    \
+	BINARY_LOOP(mod_##name, T, (T)cow__mod_##W(x, y))
+FDIV_INT(i8, int8_t, i64)
+FDIV_INT(i16, int16_t, i64)
+FDIV_INT(i32, int32_t, i64)
+FDIV_INT(i64, int64_t, i64)
+FDIV_INT(u8, uint8_t, u64)
+FDIV_INT(u16, uint16_t, u64)
+FDIV_INT(u32, uint32_t, u64)
+FDIV_INT(u64, uint64_t, u64)
+#undef FDIV_INT
+BINARY_LOOP(floor_div_f32, float, cow__floor_div_f32(x, y))
+BINARY_LOOP(floor_div_f64, double, cow__floor_div_f64(x, y))
+BINARY_LOOP(mod_f32, float, cow__mod_f32(x, y))
+BINARY_LOOP(mod_f64, double, cow__mod_f64(x, y))
+
+#define F16(v) cow__f16_to_f32(v)
+#define BF16(v) cow__bf16_to_f32(v)
+BINARY_LOOP(sub_f16, uint16_t, cow__f16_from_f32(F16(x) - F16(y)))
+BINARY_LOOP(div_f16, uint16_t, cow__f16_from_f32(F16(x) / F16(y)))
+BINARY_LOOP(floor_div_f16, uint16_t,
+    cow__f16_from_f32(cow__floor_div_f32(F16(x), F16(y))))
+BINARY_LOOP(mod_f16, uint16_t,
+    cow__f16_from_f32(cow__mod_f32(F16(x), F16(y))))
+BINARY_LOOP(sub_bf16, uint16_t, cow__bf16_from_f32(BF16(x) - BF16(y)))
+BINARY_LOOP(div_bf16, uint16_t, cow__bf16_from_f32(BF16(x) / BF16(y)))
+BINARY_LOOP(floor_div_bf16, uint16_t,
+    cow__bf16_from_f32(cow__floor_div_f32(BF16(x), BF16(y))))
+BINARY_LOOP(mod_bf16, uint16_t,
+    cow__bf16_from_f32(cow__mod_f32(BF16(x), BF16(y))))
+
+/*
+ * Complex division, Smith's method in the component type: divide by the
+ * larger part of the divisor first, so that no intermediate overflows
+ * where the quotient does not. A zero divisor divides each part by +0
+ * (infinities or NaN). One operation per statement (no contraction).
+ */
+#define CDIV(T)                                                             \
+	do {                                                                \
+		T ar = (T)fabs(y[0]), ai = (T)fabs(y[1]);                   \
+                                                                            \
+		if (ar >= ai && ar == 0 && ai == 0) {                       \
+			r[0] = x[0] / ar;                                   \
+			r[1] = x[1] / ar;                                   \
+		} else if (ar >= ai) {                                      \
+			T q = y[1] / y[0];                                  \
+			T dq = y[1] * q;                                    \
+			T den = y[0] + dq;                                  \
+			T sc = (T)1 / den;                                  \
+			T bq = x[1] * q, aq = x[0] * q;                     \
+			T nr = x[0] + bq, ni = x[1] - aq;                   \
+                                                                            \
+			r[0] = nr * sc;                                     \
+			r[1] = ni * sc;                                     \
+		} else {                                                    \
+			T q = y[0] / y[1];                                  \
+			T cq = y[0] * q;                                    \
+			T den = y[1] + cq;                                  \
+			T sc = (T)1 / den;                                  \
+			T aq = x[0] * q, bq = x[1] * q;                     \
+			T nr = aq + x[1], ni = bq - x[0];                   \
+                                                                            \
+			r[0] = nr * sc;                                     \
+			r[1] = ni * sc;                                     \
+		}                                                           \
+	} while (0)
+
+COMPLEX_LOOP(sub_c64, float, 2, (r[0] = x[0] - y[0], r[1] = x[1] - y[1]))
+COMPLEX_LOOP(sub_c128, double, 2, (r[0] = x[0] - y[0], r[1] = x[1] - y[1]))
+COMPLEX_LOOP(div_c64, float, 2, CDIV(float))
+COMPLEX_LOOP(div_c128, double, 2, CDIV(double))
+
+/*
+ * Comparisons: operands of T, a bool destination (0 or 1). A dense run
+ * (the destination dense, each operand dense or a scalar) takes typed
+ * loops; the destination is a new tensor, never an operand (kernels.h
+ * copies an overlapping input first).
+ */
+#define COMPARE_LOOP(name, T, EXPR)                                         \
+static inline uint8_t                                                       \
+name##_op(T x, T y)                                                         \
+{                                                                           \
+	return (uint8_t)(EXPR);                                             \
+}                                                                           \
+                                                                            \
+DENSE static void                                                           \
+name##_dense(uint8_t *restrict d, const T *restrict a, int64_t sa,          \
+    const T *restrict b, int64_t sb, int64_t n)                             \
+{                                                                           \
+	if (sa == 1 && sb == 1) {                                           \
+		UNROLL                                                      \
+		for (int64_t i = 0; i < n; i++)                             \
+			d[i] = name##_op(a[i], b[i]);                       \
+	} else if (sa == 1) {                                               \
+		T y = *b;                                                   \
+                                                                            \
+		UNROLL                                                      \
+		for (int64_t i = 0; i < n; i++)                             \
+			d[i] = name##_op(a[i], y);                          \
+	} else {                                                            \
+		T x = *a;                                                   \
+                                                                            \
+		UNROLL                                                      \
+		for (int64_t i = 0; i < n; i++)                             \
+			d[i] = name##_op(x, b[i]);                          \
+	}                                                                   \
+}                                                                           \
+                                                                            \
+static bool                                                                 \
+name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
+{                                                                           \
+	const int64_t z = (int64_t)sizeof(T);                               \
+                                                                            \
+	(void)arg;                                                          \
+	if (s[0] == 1 && (s[1] == z || s[1] == 0) &&                        \
+	    (s[2] == z || s[2] == 0) && (s[1] != 0 || s[2] != 0) &&         \
+	    ALIGNED(p[1], T) && ALIGNED(p[2], T)) {                         \
+		name##_dense((uint8_t *)(void *)p[0],                       \
+		    (const T *)(const void *)p[1], s[1] / z,                \
+		    (const T *)(const void *)p[2], s[2] / z, n);            \
+		return true;                                                \
+	}                                                                   \
+	for (int64_t i = 0; i < n; i++) {                                   \
+		T x, y;                                                     \
+		uint8_t r;                                                  \
+                                                                            \
+		memcpy(&x, p[1] + i * s[1], sizeof x);                      \
+		memcpy(&y, p[2] + i * s[2], sizeof y);                      \
+		r = name##_op(x, y);                                        \
+		memcpy(p[0] + i * s[0], &r, sizeof r);                      \
+	}                                                                   \
+	return true;                                                        \
+}
+
+/* One comparison over every real dtype: Q is the dtype's loop suffix, T
+ * its element type, V(v) its value as compared (bool as true/false,
+ * float16 and bfloat16 as float: exact). */
+#define COMPARE_ALL(Q, T, V)                                                \
+	COMPARE_LOOP(eq_##Q, T, V(x) == V(y))                               \
+	COMPARE_LOOP(ne_##Q, T, V(x) != V(y))                               \
+	COMPARE_LOOP(lt_##Q, T, V(x) < V(y))                                \
+	COMPARE_LOOP(le_##Q, T, V(x) <= V(y))                               \
+	COMPARE_LOOP(gt_##Q, T, V(x) > V(y))                                \
+	COMPARE_LOOP(ge_##Q, T, V(x) >= V(y))
+#define ID(v) (v)
+#define TRUTH(v) ((v) != 0)
+COMPARE_ALL(bool, uint8_t, TRUTH)
+COMPARE_ALL(i8, int8_t, ID)
+COMPARE_ALL(u8, uint8_t, ID)
+COMPARE_ALL(i16, int16_t, ID)
+COMPARE_ALL(u16, uint16_t, ID)
+COMPARE_ALL(i32, int32_t, ID)
+COMPARE_ALL(u32, uint32_t, ID)
+COMPARE_ALL(i64, int64_t, ID)
+COMPARE_ALL(u64, uint64_t, ID)
+COMPARE_ALL(f16, uint16_t, F16)
+COMPARE_ALL(bf16, uint16_t, BF16)
+COMPARE_ALL(f32, float, ID)
+COMPARE_ALL(f64, double, ID)
+#undef COMPARE_ALL
+#undef ID
+#undef TRUTH
+#undef F16
+#undef BF16
+
+/*
+ * Complex comparisons, NumPy's order: lexicographic (real parts first,
+ * then imaginary parts), where the real parts decide only when neither
+ * imaginary part is NaN. eq: both parts equal; ne: its negation.
+ */
+#define CLESS(T, xr, xi, yr, yi, OP)                                        \
+	(((xr) < (yr) && (xi) == (xi) && (yi) == (yi)) ||                   \
+	    ((xr) == (yr) && (xi) OP (yi)))
+#define COMPLEX_COMPARE(name, T, EXPR)                                      \
+static bool                                                                 \
+name(char *const *p, const int64_t *s, int64_t n, void *arg)                \
+{                                                                           \
+	(void)arg;                                                          \
+	for (int64_t i = 0; i < n; i++) {                                   \
+		T x[2], y[2];                                               \
+		uint8_t r;                                                  \
+                                                                            \
+		memcpy(x, p[1] + i * s[1], sizeof x);                       \
+		memcpy(y, p[2] + i * s[2], sizeof y);                       \
+		r = (uint8_t)(EXPR);                                        \
+		memcpy(p[0] + i * s[0], &r, sizeof r);                      \
+	}                                                                   \
+	return true;                                                        \
+}
+#define COMPLEX_COMPARE_ALL(Q, T)                                           \
+	COMPLEX_COMPARE(eq_##Q, T, x[0] == y[0] && x[1] == y[1])            \
+	COMPLEX_COMPARE(ne_##Q, T, !(x[0] == y[0] && x[1] == y[1]))         \
+	COMPLEX_COMPARE(lt_##Q, T, CLESS(T, x[0], x[1], y[0], y[1], <))     \
+	COMPLEX_COMPARE(le_##Q, T, CLESS(T, x[0], x[1], y[0], y[1], <=))    \
+	COMPLEX_COMPARE(gt_##Q, T, CLESS(T, y[0], y[1], x[0], x[1], <))     \
+	COMPLEX_COMPARE(ge_##Q, T, CLESS(T, y[0], y[1], x[0], x[1], <=))
+COMPLEX_COMPARE_ALL(c64, float)
+COMPLEX_COMPARE_ALL(c128, double)
+#undef COMPLEX_COMPARE_ALL
+#undef COMPLEX_COMPARE
+#undef CLESS
+
+const cow__iter_fn cow__loops_sub[COW_DTYPE_COUNT] = {
+	[COW_DTYPE_INT8] = sub_x8, [COW_DTYPE_UINT8] = sub_x8,
+	[COW_DTYPE_INT16] = sub_x16, [COW_DTYPE_UINT16] = sub_x16,
+	[COW_DTYPE_INT32] = sub_x32, [COW_DTYPE_UINT32] = sub_x32,
+	[COW_DTYPE_INT64] = sub_x64, [COW_DTYPE_UINT64] = sub_x64,
+	[COW_DTYPE_FLOAT16] = sub_f16, [COW_DTYPE_BFLOAT16] = sub_bf16,
+	[COW_DTYPE_FLOAT32] = sub_f32, [COW_DTYPE_FLOAT64] = sub_f64,
+	[COW_DTYPE_COMPLEX64] = sub_c64, [COW_DTYPE_COMPLEX128] = sub_c128,
+};
+
+const cow__iter_fn cow__loops_div[COW_DTYPE_COUNT] = {
+	[COW_DTYPE_FLOAT16] = div_f16, [COW_DTYPE_BFLOAT16] = div_bf16,
+	[COW_DTYPE_FLOAT32] = div_f32, [COW_DTYPE_FLOAT64] = div_f64,
+	[COW_DTYPE_COMPLEX64] = div_c64, [COW_DTYPE_COMPLEX128] = div_c128,
+};
+
+#define INT_TABLE(op)                                                       \
+	[COW_DTYPE_INT8] = op##_i8, [COW_DTYPE_UINT8] = op##_u8,            \
+	[COW_DTYPE_INT16] = op##_i16, [COW_DTYPE_UINT16] = op##_u16,        \
+	[COW_DTYPE_INT32] = op##_i32, [COW_DTYPE_UINT32] = op##_u32,        \
+	[COW_DTYPE_INT64] = op##_i64, [COW_DTYPE_UINT64] = op##_u64
+#define FLOAT_TABLE(op)                                                     \
+	[COW_DTYPE_FLOAT16] = op##_f16, [COW_DTYPE_BFLOAT16] = op##_bf16,   \
+	[COW_DTYPE_FLOAT32] = op##_f32, [COW_DTYPE_FLOAT64] = op##_f64
+
+const cow__iter_fn cow__loops_floor_div[COW_DTYPE_COUNT] = {
+	INT_TABLE(floor_div), FLOAT_TABLE(floor_div),
+};
+
+const cow__iter_fn cow__loops_mod[COW_DTYPE_COUNT] = {
+	INT_TABLE(mod), FLOAT_TABLE(mod),
+};
+
+#define COMPARE_TABLE(op)                                                   \
+const cow__iter_fn cow__loops_##op[COW_DTYPE_COUNT] = {                     \
+	[COW_DTYPE_BOOL] = op##_bool, INT_TABLE(op), FLOAT_TABLE(op),       \
+	[COW_DTYPE_COMPLEX64] = op##_c64, [COW_DTYPE_COMPLEX128] = op##_c128, \
+};
+COMPARE_TABLE(eq)
+COMPARE_TABLE(ne)
+COMPARE_TABLE(lt)
+COMPARE_TABLE(le)
+COMPARE_TABLE(gt)
+COMPARE_TABLE(ge)
+#undef COMPARE_TABLE
+#undef INT_TABLE
+#undef FLOAT_TABLE
 
 const cow__iter_fn cow__loops_add[COW_DTYPE_COUNT] = {
 	[COW_DTYPE_BOOL] = add_bool,

@@ -22,6 +22,17 @@
 extern const cow__iter_fn cow__loops_add[COW_DTYPE_COUNT];
 extern const cow__iter_fn cow__loops_mul[COW_DTYPE_COUNT];
 extern const cow__iter_fn cow__loops_neg[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_sub[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_div[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_floor_div[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_mod[COW_DTYPE_COUNT];
+/* Comparisons: operands of the table's dtype, a bool destination. */
+extern const cow__iter_fn cow__loops_eq[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_ne[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_lt[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_le[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_gt[COW_DTYPE_COUNT];
+extern const cow__iter_fn cow__loops_ge[COW_DTYPE_COUNT];
 
 /* dst = src, same dtype; arg: const size_t *itemsize. */
 bool cow__loop_copy_same(char *const *p, const int64_t *s, int64_t n,

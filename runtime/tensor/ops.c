@@ -40,27 +40,53 @@ cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
 }
 
 cow_status_t
-cow_tensor_add_(cow_tensor_t *t, const cow_tensor_t *other)
+cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
+    const cow_tensor_t *other, const char *func)
 {
 	const struct cow__tensor_ext *ext;
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(other);
+	if (t == NULL || other == NULL)
+		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		    t == NULL ? "t" : "other");
 	if ((ext = cow__ext_of2(t, other)) != NULL)
-		return ext->binary_(COW__BINOP_ADD, t, other, __func__);
-	return cow__kernel_binary(COW__BINOP_ADD, t, t, other, __func__);
+		return ext->binary_(op, t, other, func);
+	return cow__kernel_binary(op, t, t, other, func);
+}
+
+cow_status_t
+cow_tensor_add_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	return cow__tensor_binary_(COW__BINOP_ADD, t, other, __func__);
 }
 
 cow_status_t
 cow_tensor_mul_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	const struct cow__tensor_ext *ext;
+	return cow__tensor_binary_(COW__BINOP_MUL, t, other, __func__);
+}
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(other);
-	if ((ext = cow__ext_of2(t, other)) != NULL)
-		return ext->binary_(COW__BINOP_MUL, t, other, __func__);
-	return cow__kernel_binary(COW__BINOP_MUL, t, t, other, __func__);
+cow_status_t
+cow_tensor_sub_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	return cow__tensor_binary_(COW__BINOP_SUB, t, other, __func__);
+}
+
+cow_status_t
+cow_tensor_div_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	return cow__tensor_binary_(COW__BINOP_DIV, t, other, __func__);
+}
+
+cow_status_t
+cow_tensor_floor_div_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	return cow__tensor_binary_(COW__BINOP_FLOOR_DIV, t, other, __func__);
+}
+
+cow_status_t
+cow_tensor_mod_(cow_tensor_t *t, const cow_tensor_t *other)
+{
+	return cow__tensor_binary_(COW__BINOP_MOD, t, other, __func__);
 }
 
 cow_status_t
@@ -98,9 +124,11 @@ binary_out(enum cow__binop op, const cow_tensor_t *a,
 		    "differ (no type promotion)",
 		    cow_dtype_name(cow_tensor_dtype(a)),
 		    cow_dtype_name(cow_tensor_dtype(b)));
-	if ((st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
+	if ((st = cow__binop_check(op, a->dtype, func)) != COW_OK ||
+	    (st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
 	    &ndim, sizes, func)) != COW_OK ||
-	    (st = cow__tensor_new_output(a->dtype, ndim, sizes,
+	    (st = cow__tensor_new_output(cow__binop_result_dtype(op, a->dtype),
+	    ndim, sizes,
 	    cow__tensor_allocator(a), &r, func)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_binary(op, r, a, b, func)) != COW_OK) {
@@ -124,6 +152,24 @@ cow_tensor_mul(const cow_tensor_t *a, const cow_tensor_t *b,
 {
 	return binary_out(COW__BINOP_MUL, a, b, out, __func__);
 }
+
+#define BINARY_OUT(name, OP)                                                \
+cow_status_t                                                                \
+name(const cow_tensor_t *a, const cow_tensor_t *b, cow_tensor_t **out)      \
+{                                                                           \
+	return binary_out(OP, a, b, out, __func__);                         \
+}
+BINARY_OUT(cow_tensor_sub, COW__BINOP_SUB)
+BINARY_OUT(cow_tensor_div, COW__BINOP_DIV)
+BINARY_OUT(cow_tensor_floor_div, COW__BINOP_FLOOR_DIV)
+BINARY_OUT(cow_tensor_mod, COW__BINOP_MOD)
+BINARY_OUT(cow_tensor_eq, COW__BINOP_EQ)
+BINARY_OUT(cow_tensor_ne, COW__BINOP_NE)
+BINARY_OUT(cow_tensor_lt, COW__BINOP_LT)
+BINARY_OUT(cow_tensor_le, COW__BINOP_LE)
+BINARY_OUT(cow_tensor_gt, COW__BINOP_GT)
+BINARY_OUT(cow_tensor_ge, COW__BINOP_GE)
+#undef BINARY_OUT
 
 cow_status_t
 cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
@@ -213,4 +259,18 @@ cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 	if ((ext = cow__ext_of2(a, b)) != NULL)
 		return ext->equal(a, b, out);
 	return cow__kernel_equal(a, b, out, __func__);
+}
+
+cow_status_t
+cow_tensor_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	const struct cow__tensor_ext *ext;
+
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(b);
+	COW__RETURN_IF_NULL(out);
+	if ((ext = cow__ext_of2(a, b)) != NULL)
+		return ext->matmul(a, b, out);
+	return cow__kernel_matmul(a, b, out, __func__);
 }

@@ -8,7 +8,16 @@ so that both pay their own per-call overhead and nothing else:
 
   op               cowstore                 NumPy
   add_, mul_       a += b, a *= b           np.add(a, b, out=a)
+  sub_, div_       a -= b, a /= ones        np.subtract(a, b, out=a)
+                   (ones: thousands of repetitions keep the values)
   add, mul         a + b, a * b             np.add(a, b)
+  sub, div         a - b, a / b             np.subtract(a, b)
+                   (div_ of integers: n/a, a TypeError in both; div of
+                   integers writes float64 in both)
+  matmul           m @ m (square)           np.matmul(m, m)
+                   (n/a at 64 MiB: a 4096 x 4096 product is minutes for
+                   cowstore's plain loop; float16: n/a, not supported)
+  matvec           m @ v (square @ 1-D)     np.matmul(m, v)
   add_s, mul_s     a += 3, a *= 1           np.add(a, 3, out=a)
                    (times 1: thousands of repetitions keep the values)
   add_bc, mul_bc   a += row (broadcast)     np.add(a, row, out=a)
@@ -43,8 +52,9 @@ import cowstore
 
 SIZES = {"4K": 4 << 10, "1M": 1 << 20, "64M": 64 << 20}
 DTYPES = ["float32", "float64", "int32", "int64", "float16"]
-OPS = ["add_", "mul_", "add", "mul", "add_s", "mul_s", "add_bc", "mul_bc",
-       "neg", "fill", "copy", "copy_conv", "copy_T", "sum"]
+OPS = ["add_", "mul_", "sub_", "div_", "add", "mul", "sub", "div", "add_s",
+       "mul_s", "add_bc", "mul_bc", "neg", "fill", "copy", "copy_conv",
+       "copy_T", "sum", "matmul", "matvec"]
 
 
 def best_of(fn, repeats, inner):
@@ -60,10 +70,16 @@ def best_of(fn, repeats, inner):
 
 
 def make_case(op, dtype, nbytes):
-    """(cowstore callable, NumPy callable) over equal fresh data."""
+    """(cowstore callable, NumPy callable) over equal fresh data; None
+    where the op does not apply (n/a)."""
     item = np.dtype(dtype).itemsize
     n = max(nbytes // item, 1)
     rng = np.random.default_rng(1)
+    integer = not dtype.startswith("float")
+    if (op == "div_" and integer) or \
+            (op in ("matmul", "matvec") and dtype == "float16") or \
+            (op == "matmul" and nbytes > (1 << 20)):
+        return None
     if dtype.startswith("float"):
         base = rng.uniform(0.5, 1.5, n).astype(dtype)
     else:
@@ -79,6 +95,15 @@ def make_case(op, dtype, nbytes):
         a_cs = cowstore.tensor(a_np)
         row_np = base[:cols].copy()
         row_cs = cowstore.tensor(row_np)
+    if op in ("matmul", "matvec"):
+        side = int(n ** 0.5)
+        m_np = base[:side * side].reshape(side, side)
+        m_cs = cowstore.tensor(m_np)
+        if op == "matmul":
+            return (lambda: m_cs @ m_cs, lambda: np.matmul(m_np, m_np))
+        v_np = base[:side].copy()
+        v_cs = cowstore.tensor(v_np)
+        return (lambda: m_cs @ v_cs, lambda: np.matmul(m_np, v_np))
     if op == "copy_T":
         side = int(n ** 0.5)
         a_np = base[:side * side].reshape(side, side)
@@ -90,13 +115,21 @@ def make_case(op, dtype, nbytes):
             ("float32" if op == "copy_conv" else dtype)
         d_np = np.empty(n, wide)
         d_cs = cowstore.zeros((n,), dtype=wide)
+    one_np = np.ones(n, dtype)
+    one_cs = cowstore.tensor(one_np)
     s = 3
     table = {
         "add_": (lambda: a_cs.__iadd__(b_cs),
                  lambda: np.add(a_np, b_np, out=a_np)),
         "mul_": (lambda: a_cs.__imul__(b_cs),
                  lambda: np.multiply(a_np, b_np, out=a_np)),
+        "sub_": (lambda: a_cs.__isub__(b_cs),
+                 lambda: np.subtract(a_np, b_np, out=a_np)),
+        "div_": (lambda: a_cs.__itruediv__(one_cs),
+                 lambda: np.true_divide(a_np, one_np, out=a_np)),
         "add": (lambda: a_cs + b_cs, lambda: np.add(a_np, b_np)),
+        "sub": (lambda: a_cs - b_cs, lambda: np.subtract(a_np, b_np)),
+        "div": (lambda: a_cs / b_cs, lambda: np.true_divide(a_np, b_np)),
         "mul": (lambda: a_cs * b_cs, lambda: np.multiply(a_np, b_np)),
         "add_s": (lambda: a_cs.__iadd__(s),
                   lambda: np.add(a_np, s, out=a_np)),
@@ -164,6 +197,8 @@ def main():
             nbytes = SIZES[sz]
             if c not in made:
                 made[c] = make_case(op, dt, nbytes)
+            if made[c] is None:
+                continue
             fc, fn = made[c]
             reps = repeats_for(nbytes, args.repeats)
             inner = inner_for(nbytes)
@@ -182,11 +217,12 @@ def main():
               "%d rounds)" % (sz, args.rounds))
         print()
         print_table(ops, dtypes, lambda op, dt: "%.2f" % statistics.median(
-            ratios[(op, dt, sz)]))
+            ratios[(op, dt, sz)]) if ratios[(op, dt, sz)] else "n/a")
         print("times (cowstore / NumPy, median round):")
         print()
         print_table(ops, dtypes, lambda op, dt: "%s / %s" % tuple(
-            map(fmt, median_round(times[(op, dt, sz)]))))
+            map(fmt, median_round(times[(op, dt, sz)])))
+            if times[(op, dt, sz)] else "n/a")
 
 
 def median_round(rounds):

@@ -1,0 +1,463 @@
+/*
+ * The binary ops of issue 39 (sub, div, floor_div, mod and the
+ * comparisons eq, ne, lt, le, gt, ge): values worked out by hand from
+ * ops.h's rules, the dtypes each op refuses, and the three worlds (plain,
+ * functional strided, functional opaque: functional_test.h) agreeing on
+ * broadcast, transposed and in-place programs.
+ */
+#include <math.h>
+
+#include "functional_test.h"
+
+TestSuite(binops, .timeout = 60.0);
+
+typedef cow_status_t (*bin_fn)(const cow_tensor_t *, const cow_tensor_t *,
+    cow_tensor_t **);
+
+static const int64_t n6[] = {6};
+static const double A6[] = {-7, 7, -7, 7, 0, 5};
+static const double B6[] = {2, 2, -2, -2, 3, 0};
+
+/* op(A6, B6) in @dtype must be @want (and of dtype @rdt). */
+static void
+check6(bin_fn fn, cow_dtype_t dtype, cow_dtype_t rdt, const double *want)
+{
+	cow_tensor_t *a = tt_from(dtype, 1, n6, A6);
+	cow_tensor_t *b = tt_from(dtype, 1, n6, B6);
+	cow_tensor_t *r;
+
+	TT_OK(fn(a, b, &r));
+	cr_assert_eq(cow_tensor_dtype(r), rdt);
+	tt_assert_shape(r, 1, n6);
+	for (int64_t k = 0; k < 6; k++) {
+		double v = tt_get(r, &k);
+
+		cr_assert(v == want[k] || (isnan(v) && isnan(want[k])),
+		    "%s [%lld]: %g, want %g", cow_dtype_name(dtype),
+		    (long long)k, v, want[k]);
+	}
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(r);
+}
+
+Test(binops, integer_floor_div_mod_sub)
+{
+	static const cow_dtype_t ints[] = {COW_DTYPE_INT8, COW_DTYPE_INT16,
+	    COW_DTYPE_INT32, COW_DTYPE_INT64};
+	static const double sub[] = {-9, 5, -5, 9, -3, 5};
+	/* Rounded toward minus infinity; by zero: 0. */
+	static const double fdiv[] = {-4, 3, 3, -4, 0, 0};
+	/* The divisor's sign; by zero: 0. */
+	static const double mod[] = {1, 1, -1, -1, 0, 0};
+
+	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+		check6(cow_tensor_sub, ints[i], ints[i], sub);
+		check6(cow_tensor_floor_div, ints[i], ints[i], fdiv);
+		check6(cow_tensor_mod, ints[i], ints[i], mod);
+	}
+}
+
+Test(binops, float_div_floor_div_mod)
+{
+	static const cow_dtype_t fl[] = {COW_DTYPE_FLOAT16, COW_DTYPE_BFLOAT16,
+	    COW_DTYPE_FLOAT32, COW_DTYPE_FLOAT64};
+	static const double div[] = {-3.5, 3.5, 3.5, -3.5, 0, INFINITY};
+	static const double fdiv[] = {-4, 3, 3, -4, 0, INFINITY};
+	static const double mod[] = {1, 1, -1, -1, 0, NAN};
+
+	for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
+		check6(cow_tensor_div, fl[i], fl[i], div);
+		check6(cow_tensor_floor_div, fl[i], fl[i], fdiv);
+		check6(cow_tensor_mod, fl[i], fl[i], mod);
+	}
+}
+
+Test(binops, integer_edges)
+{
+	static const int64_t n3[] = {3};
+	cow_tensor_t *a, *b, *r;
+	int64_t k;
+
+	/* int8: -128 // -1 wraps to -128, % -1 is 0. */
+	a = tt_from(COW_DTYPE_INT8, 1, n3, (const double[]){-128, -128, 127});
+	b = tt_from(COW_DTYPE_INT8, 1, n3, (const double[]){-1, 3, -128});
+	TT_OK(cow_tensor_floor_div(a, b, &r));
+	tt_assert_values(r, (const double[]){-128, -43, -1});
+	cow_tensor_release(r);
+	TT_OK(cow_tensor_mod(a, b, &r));
+	tt_assert_values(r, (const double[]){0, 1, -1});
+	cow_tensor_release(r);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	/* uint8 sub wraps; uint64 compares unsigned. */
+	a = tt_from(COW_DTYPE_UINT8, 1, n3, (const double[]){3, 0, 255});
+	b = tt_from(COW_DTYPE_UINT8, 1, n3, (const double[]){5, 1, 255});
+	TT_OK(cow_tensor_sub(a, b, &r));
+	tt_assert_values(r, (const double[]){254, 255, 0});
+	cow_tensor_release(r);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	TT_OK(cow_tensor_empty(COW_DTYPE_UINT64, 1, n3, NULL, &a));
+	TT_OK(cow_tensor_zeros(COW_DTYPE_UINT64, 1, n3, NULL, &b));
+	k = 0;
+	TT_OK(cow_tensor_set_i64(a, &k, -1));  /* 2^64 - 1 */
+	k = 1;
+	TT_OK(cow_tensor_set_i64(a, &k, 1));
+	k = 2;
+	TT_OK(cow_tensor_set_i64(a, &k, 0));
+	TT_OK(cow_tensor_gt(a, b, &r));
+	tt_assert_values(r, (const double[]){1, 1, 0});
+	cow_tensor_release(r);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+}
+
+Test(binops, comparisons)
+{
+	static const double lt[] = {1, 0, 1, 0, 1, 0};
+	static const double le[] = {1, 0, 1, 0, 1, 0};
+	static const double gt[] = {0, 1, 0, 1, 0, 1};
+	static const double eq[] = {0, 0, 0, 0, 0, 0};
+	static const double ne[] = {1, 1, 1, 1, 1, 1};
+	static const cow_dtype_t all[] = {COW_DTYPE_INT8, COW_DTYPE_INT16,
+	    COW_DTYPE_INT32, COW_DTYPE_INT64, COW_DTYPE_FLOAT16,
+	    COW_DTYPE_BFLOAT16, COW_DTYPE_FLOAT32, COW_DTYPE_FLOAT64,
+	    COW_DTYPE_COMPLEX64, COW_DTYPE_COMPLEX128};
+
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+		check6(cow_tensor_lt, all[i], COW_DTYPE_BOOL, lt);
+		check6(cow_tensor_le, all[i], COW_DTYPE_BOOL, le);
+		check6(cow_tensor_gt, all[i], COW_DTYPE_BOOL, gt);
+		check6(cow_tensor_ge, all[i], COW_DTYPE_BOOL, gt);
+		check6(cow_tensor_eq, all[i], COW_DTYPE_BOOL, eq);
+		check6(cow_tensor_ne, all[i], COW_DTYPE_BOOL, ne);
+	}
+}
+
+Test(binops, float_comparisons_nan_and_zero)
+{
+	static const int64_t n3[] = {3};
+	cow_tensor_t *a = tt_from(COW_DTYPE_FLOAT32, 1, n3,
+	    (const double[]){NAN, -0.0, 1});
+	cow_tensor_t *b = tt_from(COW_DTYPE_FLOAT32, 1, n3,
+	    (const double[]){NAN, 0.0, NAN});
+	cow_tensor_t *r;
+
+	TT_OK(cow_tensor_eq(a, b, &r));
+	tt_assert_values(r, (const double[]){0, 1, 0});
+	cow_tensor_release(r);
+	TT_OK(cow_tensor_ne(a, b, &r));
+	tt_assert_values(r, (const double[]){1, 0, 1});
+	cow_tensor_release(r);
+	TT_OK(cow_tensor_le(a, b, &r));
+	tt_assert_values(r, (const double[]){0, 1, 0});
+	cow_tensor_release(r);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+}
+
+/* A complex128 tensor of @n values (re, im pairs). */
+static cow_tensor_t *
+cplx(int64_t n, const double *parts)
+{
+	cow_tensor_t *t;
+
+	TT_OK(cow_tensor_from_data(COW_DTYPE_COMPLEX128, 1, &n, parts, NULL,
+	    &t));
+	return t;
+}
+
+Test(binops, complex_div_and_order)
+{
+	cow_tensor_t *a = cplx(3, (const double[]){4, 2, 1, 1, 1, NAN});
+	cow_tensor_t *b = cplx(3, (const double[]){1, 1, 1, 2, 2, 2});
+	cow_tensor_t *c, *r;
+	const void *p;
+	const double *d;
+
+	/* (4 + 2i) / (1 + i) = 3 - i, exact by Smith's method. */
+	TT_OK(cow_tensor_div(a, b, &r));
+	TT_OK(cow_tensor_read_data(r, &p));
+	d = p;
+	cr_assert(d[0] == 3 && d[1] == -1, "%g%+gi", d[0], d[1]);
+	cow_tensor_release(r);
+	/* Lexicographic; a NaN imaginary part keeps the real parts from
+	 * deciding: (1 + nan i) < (2 + 2i) is false. */
+	TT_OK(cow_tensor_lt(a, b, &r));
+	tt_assert_values(r, (const double[]){0, 1, 0});
+	cow_tensor_release(r);
+	TT_OK(cow_tensor_gt(a, b, &r));
+	tt_assert_values(r, (const double[]){1, 0, 0});
+	cow_tensor_release(r);
+	/* Division by zero: each part divided by +0. */
+	c = cplx(1, (const double[]){0, 0});
+	TT_OK(cow_tensor_div(b, c, &r));
+	TT_OK(cow_tensor_read_data(r, &p));
+	d = p;
+	cr_assert(d[0] == INFINITY && d[1] == INFINITY);
+	cow_tensor_release(r);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+}
+
+static void
+refused_program(struct run *r)
+{
+	static const int64_t n2[] = {2};
+	cow_tensor_t *i = tt_arange(COW_DTYPE_INT32, 1, n2, NULL);
+	cow_tensor_t *f = tt_arange(COW_DTYPE_FLOAT32, 1, n2, NULL);
+	cow_tensor_t *bo, *c, *out = NULL;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_BOOL, 1, n2, NULL, &bo));
+	TT_OK(cow_tensor_zeros(COW_DTYPE_COMPLEX64, 1, n2, NULL, &c));
+	TT_FAILS(cow_tensor_div(i, i, &out), COW_EDTYPE,
+	    "div is not defined for dtype int32");
+	TT_FAILS(cow_tensor_div_(i, i), COW_EDTYPE,
+	    "div is not defined for dtype int32");
+	TT_FAILS(cow_tensor_sub(bo, bo, &out), COW_EDTYPE,
+	    "sub is not defined for dtype bool");
+	TT_FAILS(cow_tensor_sub_(bo, bo), COW_EDTYPE,
+	    "sub is not defined for dtype bool");
+	TT_FAILS(cow_tensor_floor_div(c, c, &out), COW_EDTYPE,
+	    "floor_div is not defined for dtype complex64");
+	TT_FAILS(cow_tensor_mod_(bo, bo), COW_EDTYPE,
+	    "mod is not defined for dtype bool");
+	TT_FAILS(cow_tensor_lt(i, f, &out), COW_EDTYPE, "differ");
+	TT_FAILS(cow_tensor_sub_(f, i), COW_EDTYPE, "differ");
+	TT_FAILS(cow_tensor_eq(NULL, f, &out), COW_EINVAL, "'a'");
+	TT_FAILS(cow_tensor_mod_(NULL, f), COW_EINVAL, "'t'");
+	cr_assert_null(out);
+	/* Nothing was written. */
+	emit(r, "i", i);
+	emit(r, "bo", bo);
+	cow_tensor_release(i);
+	cow_tensor_release(f);
+	cow_tensor_release(bo);
+	cow_tensor_release(c);
+}
+
+Test(binops, refused_in_every_world)
+{
+	run3(refused_program);
+}
+
+/* The dtype worlds_program runs in (functional_test.h's programs take no
+ * argument). */
+static cow_dtype_t worlds_dtype;
+
+/* Broadcast and transposed operands, in-place ops through a view
+ * (written back to its base in the functional worlds). */
+static void
+worlds_program(struct run *r)
+{
+	static const int64_t s23[] = {2, 3}, s3[] = {3}, s32[] = {3, 2};
+	static const double v23[] = {-5, -1.5, 0.75, 2.25, 7, -3};
+	static const double v3[] = {2, -0.5, 4};
+	static bin_fn const fns[] = {cow_tensor_sub, cow_tensor_div,
+	    cow_tensor_floor_div, cow_tensor_mod, cow_tensor_eq,
+	    cow_tensor_ne, cow_tensor_lt, cow_tensor_le, cow_tensor_gt,
+	    cow_tensor_ge};
+	static const char *const names[] = {"sub", "div", "floor_div", "mod",
+	    "eq", "ne", "lt", "le", "gt", "ge"};
+	const cow_dtype_t dts[] = {worlds_dtype};
+	char name[32];
+
+	for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+		cow_tensor_t *a = tt_from(dts[d], 2, s23, v23);
+		cow_tensor_t *b = tt_from(dts[d], 1, s3, v3);
+		cow_tensor_t *c = tt_from(dts[d], 2, s32, v23);
+		cow_tensor_t *ct, *row, *res;
+
+		TT_OK(cow_tensor_transpose(c, 0, 1, &ct));
+		for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+			if (f == 1 && dts[d] == COW_DTYPE_INT16)
+				continue;   /* div: floating only */
+			TT_OK(fns[f](a, b, &res));
+			snprintf(name, sizeof name, "%s.%s.ab",
+			    cow_dtype_name(dts[d]), names[f]);
+			emit(r, name, res);
+			cow_tensor_release(res);
+			TT_OK(fns[f](ct, a, &res));
+			snprintf(name, sizeof name, "%s.%s.ta",
+			    cow_dtype_name(dts[d]), names[f]);
+			emit(r, name, res);
+			cow_tensor_release(res);
+		}
+		/* a //= a (aliasing itself; no zero in the floating a). */
+		TT_OK(cow_tensor_floor_div_(a, a));
+		snprintf(name, sizeof name, "%s.self", cow_dtype_name(dts[d]));
+		emit(r, name, a);
+		/* In place through a row view: a[1] -= b; a[1] %= b. */
+		TT_OK(cow_tensor_select(a, 0, 1, &row));
+		TT_OK(cow_tensor_sub_(row, b));
+		TT_OK(cow_tensor_mod_(row, b));
+		snprintf(name, sizeof name, "%s.inplace",
+		    cow_dtype_name(dts[d]));
+		emit(r, name, a);
+		cow_tensor_release(row);
+		cow_tensor_release(ct);
+		cow_tensor_release(a);
+		cow_tensor_release(b);
+		cow_tensor_release(c);
+	}
+}
+
+Test(binops, three_worlds_agree)
+{
+	static const cow_dtype_t dts[] = {COW_DTYPE_FLOAT32,
+	    COW_DTYPE_FLOAT64, COW_DTYPE_INT16, COW_DTYPE_BFLOAT16};
+
+	for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+		worlds_dtype = dts[d];
+		run3(worlds_program);
+	}
+}
+
+/* matmul: values by hand, the 1-D cases' shapes, transposed inputs, in
+ * every world; refusals. */
+static void
+matmul_program(struct run *r)
+{
+	static const int64_t s23[] = {2, 3}, s32[] = {3, 2}, s3[] = {3};
+	static const double a23[] = {1, 2, 3, 4, 5, 6};
+	static const double b32[] = {7, 8, 9, 10, 11, 12};
+	cow_tensor_t *a = tt_from(COW_DTYPE_FLOAT64, 2, s23, a23);
+	cow_tensor_t *b = tt_from(COW_DTYPE_FLOAT64, 2, s32, b32);
+	cow_tensor_t *v = tt_from(COW_DTYPE_FLOAT64, 1, s3, b32);
+	cow_tensor_t *ai = tt_from(COW_DTYPE_INT8, 2, s23, a23);
+	cow_tensor_t *bt, *c, *out = NULL;
+
+	/* [1 2 3; 4 5 6] @ [7 8; 9 10; 11 12] = [58 64; 139 154]. */
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "a@b", c, (const double[]){58, 64, 139, 154});
+	cow_tensor_release(c);
+	/* a @ v (v = 7 8 9): [50, 122]; v @ v: 194 (0-d). */
+	TT_OK(cow_tensor_matmul(a, v, &c));
+	tt_assert_shape(c, 1, (const int64_t[]){2});
+	expect(r, "a@v", c, (const double[]){50, 122});
+	cow_tensor_release(c);
+	TT_OK(cow_tensor_matmul(v, v, &c));
+	cr_assert_eq(cow_tensor_ndim(c), 0);
+	expect(r, "v@v", c, (const double[]){194});
+	cow_tensor_release(c);
+	/* A transposed (non-contiguous) input: b.T (2 x 3) @ b (3 x 2) =
+	 * [251 278; 278 308]. */
+	TT_OK(cow_tensor_transpose(b, 0, 1, &bt));
+	TT_OK(cow_tensor_matmul(bt, b, &c));
+	expect(r, "bT@b", c, (const double[]){251, 278, 278, 308});
+	cow_tensor_release(c);
+	/* int8: ai @ ai.T = [14 32; 32 77]. */
+	TT_OK(cow_tensor_transpose(ai, 0, 1, &c));
+	TT_OK(cow_tensor_matmul(ai, c, &out));
+	cow_tensor_release(c);
+	expect(r, "ai@aiT", out, (const double[]){14, 32, 32, 77});
+	cow_tensor_release(out);
+	out = NULL;
+	TT_FAILS(cow_tensor_matmul(a, a, &out), COW_ESHAPE, "inner sizes");
+	TT_FAILS(cow_tensor_matmul(a, ai, &out), COW_EDTYPE, "differ");
+	TT_FAILS(cow_tensor_matmul(NULL, a, &out), COW_EINVAL, "'a'");
+	cr_assert_null(out);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(bt);
+	cow_tensor_release(v);
+	cow_tensor_release(ai);
+}
+
+Test(binops, matmul_in_every_world)
+{
+	run3(matmul_program);
+}
+
+Test(binops, matmul_refuses_other_dtypes_and_ranks)
+{
+	static const int64_t s22[] = {2, 2}, s222[] = {2, 2, 2};
+	cow_tensor_t *c, *h, *t3, *out = NULL;
+
+	TT_OK(cow_tensor_zeros(COW_DTYPE_COMPLEX64, 2, s22, NULL, &c));
+	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT16, 2, s22, NULL, &h));
+	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT32, 3, s222, NULL, &t3));
+	TT_FAILS(cow_tensor_matmul(c, c, &out), COW_EDTYPE,
+	    "matmul is not defined for dtype complex64");
+	TT_FAILS(cow_tensor_matmul(h, h, &out), COW_EDTYPE,
+	    "matmul is not defined for dtype float16");
+	TT_FAILS(cow_tensor_matmul(t3, t3, &out), COW_ESHAPE, "1 or 2");
+	cr_assert_null(out);
+	cow_tensor_release(c);
+	cow_tensor_release(h);
+	cow_tensor_release(t3);
+}
+
+/* Each element of a product is its products summed in index order from
+ * 0, every step rounded (ops.h), on both loops: the general one (m = 3)
+ * and the one-column one (m = 1: 8-row tiles of 64 columns, and a tail
+ * of rows), checked bit for bit against that order computed here, on
+ * values whose sums round differently in another order. */
+Test(binops, matmul_sums_in_index_order)
+{
+	enum { N = 19, K = 150, M = 3 };
+	static float av[N * K], bv[K * M], col[K];
+	const int64_t sa[] = {N, K}, sb[] = {K, M}, sv[] = {K};
+	uint64_t state = 0x9e3779b97f4a7c15ull;
+	cow_tensor_t *a, *b, *v, *c;
+	const void *data;
+	const char *p;
+
+	for (int i = 0; i < N * K; i++)
+		av[i] = (float)((int64_t)(tt_xorshift64(&state) % 2001) - 1000) *
+		    (i % 7 == 0 ? 1e6f : 1e-3f);
+	for (int i = 0; i < K * M; i++)
+		bv[i] = (float)((int64_t)(tt_xorshift64(&state) % 2001) - 1000) *
+		    1e-2f;
+	for (int i = 0; i < K; i++)
+		col[i] = bv[i * M + 1];
+	TT_OK(cow_tensor_from_data(COW_DTYPE_FLOAT32, 2, sa, av, NULL, &a));
+	TT_OK(cow_tensor_from_data(COW_DTYPE_FLOAT32, 2, sb, bv, NULL, &b));
+	TT_OK(cow_tensor_from_data(COW_DTYPE_FLOAT32, 1, sv, col, NULL, &v));
+	for (int which = 0; which < 2; which++) {
+		int64_t m = which == 0 ? M : 1;
+		int differ = 0;
+
+		TT_OK(cow_tensor_matmul(a, which == 0 ? b : v, &c));
+		TT_OK(cow_tensor_read_data(c, &data));
+		p = data;
+		for (int i = 0; i < N; i++) {
+			for (int64_t j = 0; j < m; j++) {
+				float s = 0, got;
+
+				for (int q = 0; q < K; q++) {
+					float t = av[i * K + q] *
+					    (which == 0 ? bv[q * M + j] : col[q]);
+
+					s = s + t;
+				}
+				float rev = 0;
+
+				/* The control: another order (reversed) gives
+				 * other bits for some elements of these
+				 * values, counted below. */
+				for (int q = K - 1; q >= 0; q--) {
+					float t = av[i * K + q] *
+					    (which == 0 ? bv[q * M + j] : col[q]);
+
+					rev = rev + t;
+				}
+				differ += memcmp(&rev, &s, 4) != 0;
+				memcpy(&got, p + (size_t)(i * m + j) * 4, 4);
+				cr_assert(memcmp(&got, &s, 4) == 0,
+				    "m = %lld: [%d, %lld] is %a, index order "
+				    "gives %a", (long long)m, i, (long long)j,
+				    got, s);
+			}
+		}
+		cr_assert_gt(differ, N * m / 2, "m = %lld: only %d of %lld "
+		    "elements tell the orders apart", (long long)m, differ,
+		    (long long)(N * m));
+		cow_tensor_release(c);
+	}
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(v);
+}
