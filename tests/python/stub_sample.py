@@ -72,6 +72,18 @@ def methods(a: Tensor) -> None:
     s[0] = 7
     s[1:, ...] = cowstore.zeros(2)
     assert s[None, 0:2].shape == (1, 2)
+    d: Tensor = (s - 1) / 2 // 1 % 3
+    d -= 1
+    d /= 2
+    d //= 1
+    d %= 5
+    q: Tensor = cowstore.arange(3) ** 2
+    q **= 1
+    eq: Tensor = (q == q.clone()) != (q < 2)
+    assert eq.tolist() == [False, False, True]
+    mm: Tensor = cowstore.zeros((2, 3)).fill_(1) @ cowstore.zeros(3).fill_(1)
+    assert mm.tolist() == [3.0, 3.0] and (q >= 0).tolist() == [True] * 3
+    assert s[::-1].shape == (3,) and s[[0, 2]].shape == (2,)
 
 
 def files(tmp: str) -> None:
