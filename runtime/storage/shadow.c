@@ -1,6 +1,6 @@
 /*
  * shadow.c - the shadow storage object: creation, references, and the
- * installation of a storage's default shadow (see shadow.h).
+ * storage's simulation state (see shadow.h).
  */
 #include "alloc/allocator.h"
 #include "storage/shadow.h"
@@ -32,17 +32,43 @@ cow__shadow_release(cow__shadow_t *sh)
 	cow__free(sh->alloc, sh, sizeof *sh);
 }
 
-cow__shadow_t *
-cow__storage_default_shadow_install(cow_storage_t *s, cow__shadow_t *fresh)
+cow__shadow_state_t *
+cow__shadow_state_new(cow_allocator_t *alloc, const char *func)
 {
-	cow__shadow_t *won;
+	cow__shadow_state_t *state = cow__alloc(alloc, sizeof *state, func);
+
+	if (state == NULL)
+		return NULL;
+	cow__ref_init(&state->dflt.refs, 1);
+	cow__atomic_store_relaxed(&state->dflt.generation, 0);
+	state->dflt.alloc = alloc;
+	cow__atomic_store_relaxed(&state->physical, 0);
+	cow__atomic_store_relaxed(&state->warned, 0);
+	return state;
+}
+
+void
+cow__shadow_state_free(cow__shadow_state_t *state)
+{
+	if (state == NULL)
+		return;
+	COW__ASSERT(cow__ref_load(&state->dflt.refs) == 1,
+	    "a tensor holds a reference to a default shadow");
+	cow__free(state->dflt.alloc, state, sizeof *state);
+}
+
+cow__shadow_state_t *
+cow__storage_shadow_state_install(cow_storage_t *s,
+    cow__shadow_state_t *fresh)
+{
+	cow__shadow_state_t *won;
 
 	/* Simulated lazy copies are reads of the storage, so several
-	 * threads may race to install its default shadow: one CAS wins, the
-	 * losers free theirs. The release in the install publishes the
-	 * shadow's initialised fields to every later cow__ptr_load. */
+	 * threads may race to install its state: one CAS wins, the losers
+	 * free theirs. The release in the install publishes the state's
+	 * initialised fields to every later cow__ptr_load. */
 	won = cow__ptr_install(&s->shadow, fresh);
 	if (won != fresh)
-		cow__shadow_release(fresh);
+		cow__shadow_state_free(fresh);
 	return won;
 }

@@ -8,9 +8,11 @@
  * refcounted object with a generation.
  *
  * Null-shadow optimisation: a tensor normally holds no shadow
- * (NULL); its effective shadow is then the storage's DEFAULT shadow, which
- * does not exist until the first simulated lazy copy of the storage. Until
- * then nothing is allocated, refcounted or bumped on any access.
+ * (NULL); its effective shadow is then the storage's DEFAULT shadow, part
+ * of the storage's simulation state, which does not exist until the first
+ * simulated lazy copy of the storage. Until then nothing is allocated,
+ * refcounted or bumped on any access, and the storage's only trace of the
+ * simulation is its NULL state pointer.
  *
  * Generations: the storage's physical generation counts writes through
  * any shadow since the first simulated copy; each shadow's generation is
@@ -20,7 +22,7 @@
  * reshape aliasing. The tensor layer (tensor/shadow.c) checks and reports.
  *
  * Everything here is called by the tensor layer; storage.c only creates
- * the fields empty and drops the default shadow on release.
+ * the pointer empty and frees the state on release.
  */
 #ifndef COW_STORAGE_SHADOW_H
 #define COW_STORAGE_SHADOW_H
@@ -41,6 +43,25 @@ typedef struct cow__shadow {
 	cow__atomic_u64_t generation;
 	cow_allocator_t *alloc; /* Read-only after init. */
 } cow__shadow_t;
+
+/*
+ * A storage's simulation state, made by its first simulated lazy copy and
+ * freed with the storage: the default shadow, the physical generation and
+ * the warn-once flag. The storage holds only the pointer to it, so the
+ * simulation costs an unshadowed storage one NULL field.
+ */
+typedef struct cow__shadow_state {
+	/* The shadow of every tensor on the storage that holds none of its
+	 * own. No tensor takes a reference to it; the state owns it. */
+	cow__shadow_t dflt;
+	/* Physical generation: writes through any shadow since the state
+	 * exists. Synchronization: atomic, relaxed (cow__atomic_*); bumped
+	 * only by writes. */
+	cow__atomic_u64_t physical;
+	/* Non-zero once an aliasing warning was reported for the storage
+	 * (warn-once policy). Synchronization: atomic (compare-and-swap). */
+	cow__atomic_u64_t warned;
+} cow__shadow_state_t;
 
 /* A new shadow with one reference and generation @generation, from @alloc;
  * NULL (COW_ENOMEM naming @func) on failure. */
@@ -67,45 +88,54 @@ cow__shadow_generation_set(cow__shadow_t *sh, uint64_t generation)
 	cow__atomic_store_relaxed(&sh->generation, generation);
 }
 
+/* A new simulation state (generations 0, nothing warned) from @alloc;
+ * NULL (COW_ENOMEM naming @func) on failure. */
+cow__shadow_state_t *cow__shadow_state_new(cow_allocator_t *alloc,
+    const char *func);
+
+/* Free a state that no storage holds, or the one of a storage being freed.
+ * NULL does nothing. */
+void cow__shadow_state_free(cow__shadow_state_t *state);
+
 /*
- * The storage's default shadow, or NULL before its first simulated lazy
- * copy. An acquire load: a shadow seen here is initialised.
+ * The storage's simulation state, or NULL before its first simulated lazy
+ * copy. An acquire load: a state seen here is initialised.
  */
-static inline cow__shadow_t *
-cow__storage_default_shadow(const cow_storage_t *s)
+static inline cow__shadow_state_t *
+cow__storage_shadow_state(const cow_storage_t *s)
 {
 	return cow__ptr_load(&s->shadow);
 }
 
 /*
- * Make @fresh (one reference, which the storage takes) the default shadow
- * unless another thread installed one first; then @fresh is freed. Returns
- * the default shadow in place.
+ * Make @fresh (which the storage takes) the storage's state unless another
+ * thread installed one first; then @fresh is freed. Returns the state in
+ * place.
  */
-cow__shadow_t *cow__storage_default_shadow_install(cow_storage_t *s,
-    cow__shadow_t *fresh);
+cow__shadow_state_t *cow__storage_shadow_state_install(cow_storage_t *s,
+    cow__shadow_state_t *fresh);
 
-/* The physical generation (0 until the first write after the first
- * simulated lazy copy). */
+/* The physical generation (0 until the first write after the state was
+ * made). */
 static inline uint64_t
-cow__storage_generation(const cow_storage_t *s)
+cow__shadow_state_physical(const cow__shadow_state_t *state)
 {
-	return cow__atomic_load_relaxed(&s->generation);
+	return cow__atomic_load_relaxed(&state->physical);
 }
 
 /* One more write through the storage: returns the new generation. */
 static inline uint64_t
-cow__storage_generation_bump(cow_storage_t *s)
+cow__shadow_state_bump(cow__shadow_state_t *state)
 {
-	return cow__atomic_fetch_add_relaxed(&s->generation, 1) + 1;
+	return cow__atomic_fetch_add_relaxed(&state->physical, 1) + 1;
 }
 
 /* True for the first caller only (the warn-once policy's claim). */
 static inline bool
-cow__storage_warn_claim(cow_storage_t *s)
+cow__shadow_state_warn_claim(cow__shadow_state_t *state)
 {
-	return cow__atomic_load_relaxed(&s->warned) == 0 &&
-	    cow__atomic_cas_relaxed(&s->warned, 0, 1);
+	return cow__atomic_load_relaxed(&state->warned) == 0 &&
+	    cow__atomic_cas_relaxed(&state->warned, 0, 1);
 }
 
 #endif

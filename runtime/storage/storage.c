@@ -57,8 +57,6 @@ storage_init(cow_storage_t *s, cow_allocator_t *alloc, unsigned flags,
 	s->buf = buf != NULL ? *buf : (cow__buffer_t){0};
 	s->alloc = alloc;
 	cow__ptr_init(&s->shadow, NULL);
-	cow__atomic_store_relaxed(&s->generation, 0);
-	cow__atomic_store_relaxed(&s->warned, 0);
 	s->hooks = NULL;
 }
 
@@ -276,7 +274,7 @@ cow_storage_release(cow_storage_t *storage)
 		cow__ctx_unshare(ctx);
 	else
 		cow__buffer_free(&storage->buf);
-	cow__shadow_release(cow__storage_default_shadow(storage));
+	cow__shadow_state_free(cow__storage_shadow_state(storage));
 	cow__free(storage->alloc, storage, sizeof *storage);
 }
 

@@ -75,25 +75,16 @@ struct cow_storage_s {
 	 * materialisation (a write). */
 	void *data;
 	/*
-	 * Reshape-alias simulation (storage/shadow.h): the default shadow of
-	 * every tensor on this storage that holds none of its own; NULL until
-	 * the first simulated lazy copy. One reference, owned. Synchronization:
+	 * The reshape-alias simulation's state (storage/shadow.h): NULL until
+	 * the first simulated lazy copy of this storage, then its default
+	 * shadow, physical generation and warn-once flag. Owned. Synchronization:
 	 * installed by compare-and-swap (simulated copies are reads and may
 	 * race); freed with the storage.
 	 */
-	cow__atomic_ptr_t shadow; /* struct cow__shadow * */
+	cow__atomic_ptr_t shadow; /* struct cow__shadow_state * */
 	size_t nbytes;          /* Read-only after init. */
 	cow__buffer_t buf;      /* Owned data while ctx is NULL. */
 	cow_allocator_t *alloc; /* Read-only: metadata and copies. */
-	/*
-	 * Physical generation: writes through any shadow since the default
-	 * shadow exists (storage/shadow.h). Synchronization: atomic, relaxed
-	 * (cow__atomic_*); bumped only by writes.
-	 */
-	cow__atomic_u64_t generation;
-	/* Non-zero once an aliasing warning was reported for this storage
-	 * (warn-once policy). Synchronization: atomic (compare-and-swap). */
-	cow__atomic_u64_t warned;
 	/*
 	 * Write hooks to run at the next write (above). Synchronization:
 	 * reads add them, under a process-wide lock (storage.c's hooks_lock)

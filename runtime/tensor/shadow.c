@@ -163,10 +163,27 @@ cow_shadow_default_handler(const cow_shadow_event_t *event, void *ctx)
 static cow__shadow_t *
 shadow_of(const cow_tensor_t *t)
 {
+	cow__shadow_state_t *state;
+
 	if (t->shadow != NULL)
 		return t->shadow;
-	return t->storage == NULL ? NULL :
-	    cow__storage_default_shadow(t->storage);
+	if (t->storage == NULL ||
+	    (state = cow__storage_shadow_state(t->storage)) == NULL)
+		return NULL;
+	return &state->dflt;
+}
+
+/* The simulation state of an active tensor's storage (cow__shadow_active):
+ * a tensor with a shadow of its own is on a storage that has one, since
+ * the simulated copy that made that shadow installed it first. */
+static cow__shadow_state_t *
+state_of(const cow_tensor_t *t)
+{
+	cow__shadow_state_t *state = cow__storage_shadow_state(t->storage);
+
+	COW__ASSERT(state != NULL, "a shadowed tensor on a storage without "
+	    "a simulation state");
+	return state;
 }
 
 /* Report an out-of-sync access as @policy says: COW_EALIASING under
@@ -189,7 +206,7 @@ shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 	if (shadow_in_handler)
 		return COW_OK;
 	if (policy == COW_SHADOW_WARN_ONCE &&
-	    !cow__storage_warn_claim(t->storage))
+	    !cow__shadow_state_warn_claim(state_of(t)))
 		return COW_OK;
 	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
 	    generation};
@@ -205,7 +222,7 @@ cow_status_t
 cow__shadow_check_read(const cow_tensor_t *t, const char *func)
 {
 	cow__shadow_t *sh = shadow_of(t);
-	uint64_t physical = cow__storage_generation(t->storage);
+	uint64_t physical = cow__shadow_state_physical(state_of(t));
 	uint64_t generation = cow__shadow_generation(sh);
 
 	if (generation == physical)
@@ -220,7 +237,7 @@ cow__shadow_check_write(const cow_tensor_t *t, struct cow__shadow_write *w,
 {
 	cow__shadow_t *sh = shadow_of(t);
 
-	w->physical = cow__storage_generation(t->storage);
+	w->physical = cow__shadow_state_physical(state_of(t));
 	w->generation = cow__shadow_generation(sh);
 	w->policy = cow_shadow_policy_get();
 	if (w->generation != w->physical && w->policy == COW_SHADOW_ERROR)
@@ -240,7 +257,7 @@ cow__shadow_commit_write(cow_tensor_t *t, const struct cow__shadow_write *w,
 	/* The writer's set is now the one in sync with the data. */
 	cow__shadow_generation_set(w->shadow,
 	    COW__FAULT_POINT(generation_bump,
-	    cow__storage_generation_bump(t->storage)));
+	    cow__shadow_state_bump(state_of(t))));
 }
 
 cow_status_t
@@ -248,29 +265,30 @@ cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
     cow_tensor_t **out, const char *func)
 {
 	cow_allocator_t *alloc = cow__tensor_allocator(t);
-	cow__shadow_t *fresh = NULL, *own;
+	cow__shadow_state_t *state, *fresh = NULL;
+	cow__shadow_t *own;
 	cow_tensor_t *r;
 
 	/* Allocate everything first: a failure leaves the storage unshadowed
 	 * if it was. */
-	if (cow__storage_default_shadow(t->storage) == NULL &&
-	    (fresh = cow__shadow_new(alloc, 0, func)) == NULL)
+	if ((state = cow__storage_shadow_state(t->storage)) == NULL &&
+	    (fresh = cow__shadow_state_new(alloc, func)) == NULL)
 		return COW_ENOMEM;
 	if ((r = cow__tensor_alloc(alloc, func)) == NULL) {
-		cow__shadow_release(fresh);
+		cow__shadow_state_free(fresh);
 		return COW_ENOMEM;
 	}
 	if ((own = cow__shadow_new(alloc, 0, func)) == NULL) {
 		cow__tensor_free(r);
-		cow__shadow_release(fresh);
+		cow__shadow_state_free(fresh);
 		return COW_ENOMEM;
 	}
-	/* The physical generation stays 0 until a default shadow exists, so
-	 * a first default shadow starts in sync at 0. */
+	/* No write bumps a generation before the state exists, so a first
+	 * state starts in sync at 0. */
 	if (fresh != NULL)
-		(void)cow__storage_default_shadow_install(t->storage, fresh);
+		state = cow__storage_shadow_state_install(t->storage, fresh);
 	/* A lazy copy starts with the data as it is now: in sync. */
-	cow__shadow_generation_set(own, cow__storage_generation(t->storage));
+	cow__shadow_generation_set(own, cow__shadow_state_physical(state));
 	cow_storage_retain(t->storage);
 	cow__tensor_init(r, t->storage, t->dtype, l);
 	r->shadow = own;
@@ -281,10 +299,13 @@ cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
 cow_status_t
 cow_storage_physical_generation(const cow_storage_t *storage, uint64_t *out)
 {
+	cow__shadow_state_t *state;
+
 	COW__RETURN_IF_NULL(storage);
 	COW__RETURN_IF_NULL(out);
-	*out = cow__storage_default_shadow(storage) == NULL ?
-	    COW_GENERATION_NONE : cow__storage_generation(storage);
+	state = cow__storage_shadow_state(storage);
+	*out = state == NULL ? COW_GENERATION_NONE :
+	    cow__shadow_state_physical(state);
 	return COW_OK;
 }
 

@@ -6,7 +6,7 @@
  *
  * Fast path: a tensor with no shadow of its own on a storage that never had
  * a simulated lazy copy costs one load of the tensor's field and one load of
- * the storage's default-shadow pointer; nothing else. Everything beyond is
+ * the storage's simulation-state pointer; nothing else. Everything beyond is
  * out of line (shadow.c).
  *
  * COW_NO_SHADOW (a compile-time switch, used only for the benchmark
@@ -41,7 +41,7 @@ cow__shadow_active(const cow_tensor_t *t)
 	return false;
 #else
 	return t->shadow != NULL ||
-	    cow__storage_default_shadow(t->storage) != NULL;
+	    cow__storage_shadow_state(t->storage) != NULL;
 #endif
 }
 

@@ -7,8 +7,9 @@
  * serialisation of the storage (a shared/exclusive lock: reads shared,
  * writes exclusive, as the contract asks of writes against reads):
  *   1. reshapes T in warn mode (shared): a simulated lazy copy U_i, with
- *      its own shadow; the two race to install the storage's default
- *      shadow (one compare-and-swap wins, the loser frees its own);
+ *      its own shadow; the two race to install the storage's simulation
+ *      state with its default shadow (one compare-and-swap wins, the
+ *      loser frees its own);
  *   2. writes through U_i (exclusive): fill with i + 1;
  *   3. reads T (shared): the sum, which must match the last write;
  *   4. releases U_i.
@@ -16,7 +17,7 @@
  * least one access is out of sync; the two reads of step 3 may both be out
  * of sync at once and race for the warn-once claim. Invariants: exactly
  * one warning, the physical generation counts both writes, the data is
- * the last write's, one default shadow (the leak check sees a lost one).
+ * the last write's, one simulation state (the leak check sees a lost one).
  *
  * Counters are scheduling points here: the generations and the warn-once
  * claim are cow__atomic_* and cow__owned_* operations.
