@@ -164,8 +164,8 @@ cow_allocator_destroy(cow_allocator_t *allocator)
 		    "(%llu bytes)", allocator->name,
 		    (unsigned long long)st.live_allocs,
 		    (unsigned long long)st.live_bytes);
-	if (allocator->ops == &cow__fault_ops)
-		free(allocator->state);
+	if (allocator->state_free != NULL)
+		allocator->state_free(allocator->state);
 	cow__allocator_fini(allocator);
 	free(allocator);
 	return COW_OK;

@@ -24,6 +24,10 @@ struct cow_allocator_s {
 	/* Small freed blocks stay in a per-thread cache (alloc/cache.h).
 	 * Read-only after init. */
 	bool cache_ok;
+	/* Frees @state at cow_allocator_destroy (a handle the library made
+	 * with state of its own: the fault allocator's); NULL: the state is
+	 * the user's. Read-only after init. */
+	void (*state_free)(void *state);
 	/* Optional built-in hooks (NULL for user allocators). Read-only. */
 	cow_status_t (*trim)(cow_allocator_t *self);
 	cow_status_t (*set_retain_limit)(cow_allocator_t *self, size_t bytes);
@@ -131,8 +135,5 @@ cow_allocator_t *cow__jemalloc_get(void);
 /* Zeroed memory from a vtable: its alloc_zeroed, or alloc and memset. */
 void *cow__ops_alloc_zeroed(const cow_allocator_ops_t *ops, void *state,
     size_t nbytes, size_t alignment);
-
-/* The vtable of fault allocators (to recognise their handles). */
-extern const cow_allocator_ops_t cow__fault_ops;
 
 #endif

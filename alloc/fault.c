@@ -87,7 +87,8 @@ fault_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 	f->inner->ops->free(f->inner->state, ptr, nbytes, alignment);
 }
 
-const cow_allocator_ops_t cow__fault_ops = {
+/* The vtable of fault allocators (which also recognises their handles). */
+static const cow_allocator_ops_t fault_ops = {
 	.alloc = fault_alloc,
 	.free = fault_free,
 	.alloc_zeroed = fault_alloc_zeroed,
@@ -110,8 +111,9 @@ cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 		    "could not allocate the fault allocator");
 	}
 	f->inner = inner;
-	cow__allocator_init(a, &cow__fault_ops, f, "fault", false,
+	cow__allocator_init(a, &fault_ops, f, "fault", false,
 	    COW__BUDGET_NO_LIMIT, COW__BUDGET_NO_SLOT);
+	a->state_free = free;
 	*out = a;
 	return COW_OK;
 }
@@ -120,7 +122,7 @@ static cow_status_t
 fault_state_of(cow_allocator_t *a, const char *func,
     struct fault_state **out)
 {
-	if (a == NULL || a->ops != &cow__fault_ops)
+	if (a == NULL || a->ops != &fault_ops)
 		return cow__error(COW_EINVAL, func,
 		    "allocator %p is not a fault allocator", (void *)a);
 	*out = a->state;
@@ -182,7 +184,7 @@ cow_allocator_fault_disarm(cow_allocator_t *allocator)
 uint64_t
 cow_allocator_fault_injected(const cow_allocator_t *allocator)
 {
-	if (allocator == NULL || allocator->ops != &cow__fault_ops)
+	if (allocator == NULL || allocator->ops != &fault_ops)
 		return 0;
 	return cow__atomic_load_relaxed(
 	    &((struct fault_state *)allocator->state)->injected);

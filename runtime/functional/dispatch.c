@@ -1,8 +1,8 @@
 /*
- * dispatch.c - the thread state of the layer (mode, backend, trace), its
- * table of tensor hooks (tensor/ext.h) and the creation hook it installs,
- * and the public functions of functional.h that are not ops: backends,
- * wrap, to_plain, sync, transpose_, info.
+ * dispatch.c - the layer's table of tensor hooks (tensor/ext.h) and the
+ * creation hook it installs, and the public functions of functional.h that
+ * are not ops: the thread's mode and backend (their state is thread.c's),
+ * backends, wrap, to_plain, sync, transpose_, info.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,8 +15,6 @@
 #include "tensor/ext.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
-
-_Thread_local struct cow__fn_thread cow__fn_tls;
 
 const struct cow__tensor_ext cow__fn_ext = {
 	.adopt = cow__fn_adopt,
@@ -85,13 +83,6 @@ cow_backend_set_thread(const cow_backend_t *backend,
 	cow__fn_tls.backend = backend;
 	creating_update();
 	return COW_OK;
-}
-
-const cow_backend_t *
-cow__fn_thread_backend(void)
-{
-	return cow__fn_tls.backend != NULL ? cow__fn_tls.backend :
-	    &cow__backend_strided;
 }
 
 const cow_backend_t *

@@ -279,7 +279,7 @@ cow__fval_assign(struct cow__fval **slot, struct cow__fval *v)
 }
 
 /* ------------------------------------------------------------------ */
-/* Dispatch and thread state (dispatch.c).                              */
+/* Thread state (thread.c): read and written by its own thread only.      */
 
 struct cow__fn_thread {
 	const cow_backend_t *backend;  /* NULL: strided */
@@ -291,7 +291,15 @@ struct cow__fn_thread {
 extern _Thread_local struct cow__fn_thread cow__fn_tls;
 
 /* The thread's backend (never NULL). */
-const cow_backend_t *cow__fn_thread_backend(void);
+static inline const cow_backend_t *
+cow__fn_thread_backend(void)
+{
+	return cow__fn_tls.backend != NULL ? cow__fn_tls.backend :
+	    &cow__backend_strided;
+}
+
+/* ------------------------------------------------------------------ */
+/* Dispatch (dispatch.c).                                               */
 
 /* Import a plain tensor into @be transiently (retained / copied). */
 cow_status_t cow__fn_import_plain(const cow_backend_t *be, cow_tensor_t *t,

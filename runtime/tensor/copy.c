@@ -1,6 +1,9 @@
 /*
- * copy.c - eager and lazy copies of a tensor.
+ * copy.c - eager and lazy copies of a tensor, and the contiguous forms
+ * (cow_tensor_contiguous, cow_tensor_expect_contiguous).
  */
+
+#include <cowstore/maybe_owned.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
@@ -11,20 +14,9 @@
 cow_status_t
 cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 {
-	cow_tensor_t *c;
-	cow_status_t st;
-
 	if (t->ext != NULL)
 		return t->ext->clone(t, out, func);
-	if ((st = cow__tensor_new_output(t->dtype, t->ndim, t->sizes,
-	    cow__tensor_allocator(t), &c, func)) != COW_OK)
-		return st;
-	if ((st = cow__kernel_copy(c, t, func)) != COW_OK) {
-		cow_tensor_release(c);
-		return st;
-	}
-	*out = c;
-	return COW_OK;
+	return cow__kernel_clone(t, out, func);
 }
 
 cow_status_t
@@ -71,5 +63,25 @@ cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	cow__layout_of(t, &l);
 	cow__tensor_init(c, s, t->dtype, &l);
 	*out = c;
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,
+    const char *file, int line)
+{
+	cow_tensor_t *c;
+	cow_status_t st;
+
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	if (t->contiguous) {
+		*out = cow_maybe_owned_borrowed_at(t, file, line);
+		return COW_OK;
+	}
+	if ((st = cow__tensor_clone(t, &c, "cow_tensor_expect_contiguous")) !=
+	    COW_OK)
+		return st;
+	*out = cow_maybe_owned_owned(c);
 	return COW_OK;
 }

@@ -95,7 +95,7 @@ input_detach(struct input *in, const cow_tensor_t *dst, bool same_shape,
 
 	if (!input_conflicts(t, same_shape ? in->strides : NULL, dst))
 		return COW_OK;
-	if ((st = cow__tensor_clone(t, &in->tmp, func)) != COW_OK)
+	if ((st = cow__kernel_clone(t, &in->tmp, func)) != COW_OK)
 		return st;
 	in->t = in->tmp;
 	if (same_shape)
@@ -263,6 +263,23 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 	else
 		cow__iter_run(&it, cow__loop_convert, &conv);
 	kernel_end(&in, 1);
+	return COW_OK;
+}
+
+cow_status_t
+cow__kernel_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *c;
+	cow_status_t st;
+
+	if ((st = cow__tensor_new_output(t->dtype, t->ndim, t->sizes,
+	    cow__tensor_allocator(t), &c, func)) != COW_OK)
+		return st;
+	if ((st = cow__kernel_copy(c, t, func)) != COW_OK) {
+		cow_tensor_release(c);
+		return st;
+	}
+	*out = c;
 	return COW_OK;
 }
 

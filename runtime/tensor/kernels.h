@@ -79,6 +79,13 @@ cow_status_t cow__kernel_fill(cow_tensor_t *dst, double value,
 cow_status_t cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src,
     const char *func);
 
+/* *out = a new contiguous tensor (@t's dtype, sizes and allocator) holding
+ * a copy of @t's elements: the clone of a strided tensor, for kernels and
+ * for cow_tensor_clone (tensor/copy.c), which adds the functional case.
+ * Ownership: *out holds one reference. */
+cow_status_t cow__kernel_clone(const cow_tensor_t *t, cow_tensor_t **out,
+    const char *func);
+
 /* dst = a op b. a and b share one dtype; dst's is
  * cow__binop_result_dtype(op, a's). */
 cow_status_t cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,

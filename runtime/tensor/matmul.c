@@ -195,7 +195,7 @@ dense(const cow_tensor_t *t, cow_tensor_t **tmp, const char **data,
 		if ((uintptr_t)*data % t->itemsize == 0)
 			return COW_OK;
 	}
-	if ((st = cow__tensor_clone(t, tmp, func)) != COW_OK)
+	if ((st = cow__kernel_clone(t, tmp, func)) != COW_OK)
 		return st;
 	return cow__tensor_read_data(*tmp, data, func);
 }

@@ -1,6 +1,7 @@
 /*
- * maybe_owned.c - cow_tensor_expect_contiguous and the debug bookkeeping of
- * MaybeOwned borrows (docs/tensor.md; the ABI rule is in maybe_owned.h).
+ * maybe_owned.c - the debug bookkeeping of MaybeOwned borrows
+ * (docs/tensor.md; the ABI rule is in maybe_owned.h;
+ * cow_tensor_expect_contiguous is with the copies, in copy.c).
  *
  * Debug mode (COW_DEBUG_BORROWS): each recorded borrow is a small record
  * linked into its tensor's list, under one process-wide lock (debug builds
@@ -136,23 +137,3 @@ cow__borrow_check_release(cow_tensor_t *t)
 		cow__die(msg);
 }
 #endif
-
-cow_status_t
-cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,
-    const char *file, int line)
-{
-	cow_tensor_t *c;
-	cow_status_t st;
-
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(out);
-	if (t->contiguous) {
-		*out = cow_maybe_owned_borrowed_at(t, file, line);
-		return COW_OK;
-	}
-	if ((st = cow__tensor_clone(t, &c, "cow_tensor_expect_contiguous")) !=
-	    COW_OK)
-		return st;
-	*out = cow_maybe_owned_owned(c);
-	return COW_OK;
-}
