@@ -192,10 +192,8 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * Every request ordered after the call's return sees the new limit: a
  * later request of the calling thread, or of a thread that synchronised
  * with it afterwards (a lock, a join, an acquire that reads what it
- * released; tested: unit.budget:lowered_limit_holds_at_once_default,
- * unit.budget:lowered_limit_reaches_an_ordered_thread_default,
- * interleave.weak.budget). Requests not so ordered may see the old limit or
- * the new one, on any thread and any machine.
+ * released). Requests not so ordered may see the old limit or the new one,
+ * on any thread and any machine.
  * Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_allocator_set_limit(cow_allocator_t *allocator,

@@ -37,8 +37,7 @@
  * - a backend that cannot alias (cow_backend_opaque_test, testing.h)
  *   holds every view's elements in a buffer of its own, so a view the
  *   strided runtime makes without copying (an expand to 2^40 elements)
- *   allocates its whole size there, and can fail with COW_ENOMEM (tested:
- *   unit.functional_api:opaque_backend_allocates_a_view_whole).
+ *   allocates its whole size there, and can fail with COW_ENOMEM.
  * A functional tensor reports the sizes, strides, offset and contiguity
  * that the strided runtime would give it (strides describe its place in
  * the base; the backend need not have strides at all).
@@ -85,9 +84,8 @@
  * group's writes). Different groups may be used, made and released by
  * different threads at once (values shared between groups are immutable
  * and reference counted atomically; the table that finds a storage's group
- * has its own locks; tested: threads.functional_threads,
- * threads.functional_storage_threads). The mode, the backend choice and
- * the trace are per thread.
+ * has its own locks). The mode, the backend choice and the trace are per
+ * thread.
  *
  * Errors follow common.h.
  */
@@ -201,11 +199,10 @@ COW_API const cow_backend_t *cow_functional_backend(const cow_tensor_t *t);
  * cow_functional_wrap - a new functional tensor on @backend (NULL: the
  * thread's backend) with @t's dtype, sizes and current values, in a new
  * alias group of its own. @t is only read: on the strided backend the base
- * is a lazy clone of @t (no bytes copied; tested:
- * unit.functional_api:wrap_and_to_plain_share_bytes_on_the_strided_backend)
- * but for a non-contiguous @t or one over borrowed memory (storage.h),
- * copied once; on the opaque backend a copy. A functional @t is cloned
- * (cow_tensor_clone) when the backend is the same.
+ * is a lazy clone of @t (no bytes copied) but for a non-contiguous @t or one
+ * over borrowed memory (storage.h), copied once; on the opaque backend a
+ * copy. A functional @t is cloned (cow_tensor_clone) when the backend is the
+ * same.
  * Ownership: *out holds one reference; the caller keeps @t.
  * Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL t or out; a functional @t on another backend),

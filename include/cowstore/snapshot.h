@@ -1,8 +1,7 @@
 /*
  * cowstore snapshots: a consistent copy of a named set of tensors, taken
  * with no byte copied, and persisted while writers go on
- * (docs/snapshots.md; tested: unit.snapshot; measured:
- * docs/performance.md#snapshots).
+ * (docs/snapshots.md).
  *
  * Contract. Taking a snapshot is a read of every tensor in it: order it
  * against writes to them, as any read. Once cow_snapshot_take returns,
@@ -16,7 +15,7 @@
  * (persisted, or released early), the write steals instead. In the
  * persist-before-write save (COW_SNAPSHOT_PERSIST_FIRST), a writer's first
  * write to a tensor not persisted yet writes that tensor to the target
- * itself, then writes in place (tested: unit.snapshot).
+ * itself, then writes in place.
  *
  * A pinned tensor (storage.h, "Pins": a DLPack export, a kept writable
  * pointer) cannot be shared: the snapshot takes an eager copy of its
@@ -95,8 +94,7 @@ COW_API uint64_t cow_snapshot_nbytes(const cow_snapshot_t *snap, size_t i);
 
 /**
  * cow_snapshot_get - the snapshot's value of tensor @i: a new lazy copy of
- * it. Writes to *out copy it and never reach the snapshot (tested:
- * unit.snapshot).
+ * it. Writes to *out copy it and never reach the snapshot.
  * Ownership: *out holds one reference.
  * Thread-safety: any thread, concurrently with writers, saves and releases.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (@i), COW_ERELEASED (tensor @i was
