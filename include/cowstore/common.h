@@ -7,6 +7,12 @@
  * the function and the offending value. A failed call leaves every object it
  * was given exactly as it was.
  *
+ * Ownership rule: a function borrows its arguments only while it runs, and
+ * leaves the caller nothing to free or release, unless its comment says
+ * otherwise under "Ownership:" (a reference or a buffer it keeps, consumes
+ * or hands out, and how long a pointer it returns stays valid). Filling an
+ * out-parameter moves nothing.
+ *
  * docs/claims.md names the tests and measurements behind what these
  * headers promise.
  */

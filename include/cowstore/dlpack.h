@@ -166,7 +166,7 @@ COW_API cow_status_t cow_tensor_from_dlpack_versioned(
  * binding that stands its own deleter in for a producer's must leave an
  * own export's alone, or the import cannot tell it from a foreign one.
  * NULL gives false.
- * Ownership: @managed is only read. Thread-safety: a read of @managed.
+ * Thread-safety: a read of @managed.
  * Errors: none.
  */
 COW_API bool cow_dlpack_is_own(const struct DLManagedTensor *managed);

@@ -167,7 +167,6 @@ COW_API const cow_backend_t *cow_backend_get_thread(void);
  * does not need it. Tensors made from functional tensors (views, op
  * results, copies) are functional whatever the mode; plain tensors stay
  * plain (cow_functional_wrap converts one). @previous may be NULL.
- * Ownership: *previous is filled; nothing to release.
  * Thread-safety: the calling thread only.
  * Errors: none (COW_OK).
  */
@@ -203,7 +202,7 @@ COW_API const cow_backend_t *cow_functional_backend(const cow_tensor_t *t);
  * over borrowed memory (storage.h), copied once; on the opaque backend a
  * copy. A functional @t is cloned (cow_tensor_clone) when the backend is the
  * same.
- * Ownership: *out holds one reference; the caller keeps @t.
+ * Ownership: *out holds one reference.
  * Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL t or out; a functional @t on another backend),
  * COW_ENOMEM (nothing changed).
@@ -227,7 +226,7 @@ COW_API cow_status_t cow_functional_to_plain(cow_tensor_t *t,
  * bring @t's value up to date (what every non-view read does first).
  * A plain tensor: nothing to do. A group over a caller's storage has
  * already written every update to the storage (see above): syncing does
- * not write it again. Ownership: @t is borrowed for the call.
+ * not write it again.
  * Thread-safety: a use of @t's group. Errors: COW_EINVAL (NULL),
  * COW_ENOMEM (the updates applied so far stay applied, the rest stay
  * queued: no value anyone can read changed).
@@ -239,8 +238,7 @@ COW_API cow_status_t cow_functional_sync(cow_tensor_t *t);
  * transpose of @dim0 and @dim1. Only @t's path, value and metadata change
  * (the group's other tensors and its base do not). Plain tensors have
  * immutable metadata: refused.
- * Ownership: @t's references are unchanged; the layer drops @t's old
- * path and value.
+ * The layer drops @t's old path and value.
  * Thread-safety: a use of @t's group; no other thread may read @t's sizes
  * meanwhile. Errors: COW_EINVAL (NULL), COW_ENOTSUP (plain @t),
  * COW_ERANGE (a dim), COW_ENOMEM (nothing changed).
@@ -263,7 +261,7 @@ typedef struct cow_functional_info {
 
 /**
  * cow_functional_info - fill @out for the functional tensor @t. Reads only
- * (nothing is synced). Ownership: *out is filled; nothing to release.
+ * (nothing is synced).
  * Thread-safety: a use of @t's group.
  * Errors: COW_EINVAL (NULL, or @t is plain).
  */
@@ -310,8 +308,8 @@ COW_API bool cow_functional_trace_complete(const cow_functional_trace_t *tr);
 
 /**
  * cow_functional_trace_print - write every line to @f, one per line (and a
- * last line saying so when the trace is incomplete). Ownership: borrows
- * both. Thread-safety: a read of a stopped trace. Errors: COW_EINVAL (NULL).
+ * last line saying so when the trace is incomplete). Thread-safety: a read
+ * of a stopped trace. Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_functional_trace_print(
     const cow_functional_trace_t *tr, FILE *f);

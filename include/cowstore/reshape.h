@@ -58,7 +58,7 @@ COW_API cow_reshape_mode_t cow_reshape_mode_get(void);
  * only (tests, or a caller that needs one mode locally);
  * COW_RESHAPE_INHERIT removes the override. @previous (may be NULL) receives
  * the old override (COW_RESHAPE_INHERIT if there was none), so a caller can
- * restore it. Ownership: *previous is filled; nothing to release.
+ * restore it.
  * Thread-safety: affects only the calling thread.
  * Errors: COW_EINVAL (unknown value; nothing changed, *previous untouched).
  */

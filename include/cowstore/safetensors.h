@@ -58,8 +58,7 @@ typedef struct cow_safetensors_save_s {
  * each starts aligned to its element size; the header is padded with
  * spaces to a multiple of 8. Each storage of the snapshot is released as
  * soon as its tensors are written (snapshot.h).
- * Ownership: @snap and @opts stay the caller's (@opts may be NULL: a
- * stream save with no metadata).
+ * @opts may be NULL: a stream save with no metadata.
  * Thread-safety: a save of @snap (one per snapshot at a time); writers of
  * the snapshot's tensors need nothing.
  * Errors: COW_EINVAL (NULL, a name that is empty, duplicate or
@@ -152,7 +151,7 @@ COW_API uint64_t cow_safetensors_nbytes(const cow_safetensors_t *file,
 
 /**
  * cow_safetensors_find - the index of the tensor named @name.
- * Ownership: *index is the caller's. Thread-safety: any thread.
+ * Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (no such tensor).
  */
 COW_API cow_status_t cow_safetensors_find(const cow_safetensors_t *file,
@@ -198,8 +197,7 @@ typedef struct cow_safetensors_stats_s {
 
 /**
  * cow_safetensors_stats - the handle's counters into *out.
- * Ownership: *out is the caller's. Thread-safety: any thread.
- * Errors: none; NULL does nothing.
+ * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_safetensors_stats(const cow_safetensors_t *file,
     cow_safetensors_stats_t *out);

@@ -124,7 +124,7 @@ COW_API void cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx);
 /**
  * cow_shadow_default_handler - the default handler: prints one line to
  * stderr naming the function, the kind, the storage and both generations.
- * @ctx is ignored. Ownership: @event is borrowed for the call.
+ * @ctx is ignored.
  * Thread-safety: any thread. Errors: none.
  */
 COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
@@ -133,7 +133,6 @@ COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
 /**
  * cow_storage_physical_generation - *out = the storage's physical
  * generation, or COW_GENERATION_NONE before its first simulated lazy copy.
- * Ownership: *out is filled; nothing to release.
  * Thread-safety: a read of @storage.
  * Errors: COW_EINVAL (NULL argument).
  */
@@ -145,8 +144,7 @@ COW_API cow_status_t cow_storage_physical_generation(
  * shadow storage (its own, or its storage's default one), or
  * COW_GENERATION_NONE when it has none: a null shadow on a storage that
  * was never shadowed.
- * Ownership: *out is filled; nothing to release. Thread-safety: a read of
- * @t.
+ * Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL argument).
  */
 COW_API cow_status_t cow_tensor_shadow_generation(const cow_tensor_t *t,

@@ -111,8 +111,8 @@ COW_API cow_status_t cow_snapshot_get(cow_snapshot_t *snap, size_t i,
  * tensors), the save lets it go when done. Releasing a released tensor
  * does nothing; a save that has not written it yet fails with
  * COW_ERELEASED.
- * Ownership: the snapshot's lazy copy goes; the snapshot stays the
- * caller's. Thread-safety: any thread.
+ * Ownership: the snapshot's lazy copy of tensor @i goes.
+ * Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (@i).
  */
 COW_API cow_status_t cow_snapshot_release_tensor(cow_snapshot_t *snap,
@@ -120,7 +120,7 @@ COW_API cow_status_t cow_snapshot_release_tensor(cow_snapshot_t *snap,
 
 /**
  * cow_snapshot_is_held - whether tensor @i is still held (not persisted or
- * released). Ownership: a read of the snapshot. Thread-safety: any thread.
+ * released). Thread-safety: any thread.
  * Errors: none; false for NULL or an @i out of range.
  */
 COW_API bool cow_snapshot_is_held(const cow_snapshot_t *snap, size_t i);
@@ -143,9 +143,8 @@ typedef struct cow_snapshot_stats_s {
 
 /**
  * cow_snapshot_stats - the snapshot's accounting into *out.
- * Ownership: *out is the caller's. Thread-safety: any thread; counts of
- * events running meanwhile may or may not be in it. Errors: none; NULL
- * does nothing.
+ * Thread-safety: any thread; counts of events running meanwhile may or may
+ * not be in it. Errors: none; NULL does nothing.
  */
 COW_API void cow_snapshot_stats(const cow_snapshot_t *snap,
     cow_snapshot_stats_t *out);
@@ -198,8 +197,6 @@ typedef struct cow_snapshot_save_s {
  * cow_snapshot_save - save @snap on the calling thread as @how says.
  * Returns once every tensor is persisted (by this thread or, in
  * COW_SNAPSHOT_PERSIST_FIRST, by writers), or on the first failure.
- * Ownership: @how is read during the call; the callbacks' contexts stay the
- * caller's.
  * Thread-safety: any thread; one save per snapshot at a time.
  * Errors: COW_EINVAL (NULL, a missing callback for @how's mode, a bad
  * order), COW_EBUSY (another save runs on @snap), COW_ERELEASED (a tensor
@@ -214,7 +211,7 @@ COW_API cow_status_t cow_snapshot_save(cow_snapshot_t *snap,
 /**
  * cow_snapshot_cancel - make the save running on @snap (or the next one to
  * start, if none runs) stop at its next chunk with COW_ECANCELED.
- * Ownership: a flag of the snapshot's, cleared when that save ends.
+ * The request is a flag of the snapshot's, cleared when that save ends.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_snapshot_cancel(cow_snapshot_t *snap);
@@ -240,7 +237,7 @@ COW_API cow_status_t cow_snapshot_save_start(cow_snapshot_t *snap,
 /**
  * cow_snapshot_job_progress - bytes persisted so far and the total.
  * cow_snapshot_job_done - whether the save has ended.
- * Ownership: *done and *total are the caller's. Thread-safety: any thread.
+ * Thread-safety: any thread.
  * Errors: none (NULL arguments are skipped).
  */
 COW_API void cow_snapshot_job_progress(const cow_snapshot_job_t *job,
@@ -250,7 +247,6 @@ COW_API bool cow_snapshot_job_done(const cow_snapshot_job_t *job);
 /**
  * cow_snapshot_job_wait - wait for the save to end; returns its status (as
  * cow_snapshot_save's), its message in cow_last_error().
- * Ownership: the job stays the caller's.
  * Thread-safety: any thread, any number of times.
  * Errors: the save's; COW_EINVAL for NULL; COW_ECANCELED in a process
  * forked while the job ran (its thread is not there).
@@ -259,7 +255,7 @@ COW_API cow_status_t cow_snapshot_job_wait(cow_snapshot_job_t *job);
 
 /**
  * cow_snapshot_job_cancel - make the job's save stop at its next chunk
- * with COW_ECANCELED. Ownership: the job stays the caller's.
+ * with COW_ECANCELED.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_snapshot_job_cancel(cow_snapshot_job_t *job);

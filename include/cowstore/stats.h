@@ -46,7 +46,6 @@ typedef struct cow_stats_s {
  * event ordered before the call (an event of the calling thread, or of a
  * thread it synchronised with since, such as one it joined), not a snapshot
  * of events running meanwhile.
- * Ownership: *out is filled; nothing to release.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_stats_get(cow_stats_t *out);

@@ -195,9 +195,8 @@ COW_API cow_status_t cow_storage_mutable_data(cow_storage_t *storage,
 /**
  * cow_storage_materialize - make the storage private now, as
  * cow_storage_mutable_data() does, without returning the pointer.
- * Ownership: the caller's reference is unchanged. Thread-safety: a write
- * on @storage, as cow_storage_mutable_data(). Errors: COW_EINVAL (NULL),
- * COW_ENOMEM (nothing changed).
+ * Thread-safety: a write on @storage, as cow_storage_mutable_data().
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed).
  */
 COW_API cow_status_t cow_storage_materialize(cow_storage_t *storage);
 
@@ -220,7 +219,6 @@ COW_API cow_status_t cow_storage_pin(cow_storage_t *storage, void **ptr);
 /**
  * cow_storage_unpin - drop one pin (cow_storage_pin). When the last pin
  * goes, later lazy clones share the data again.
- * Ownership: the caller's reference is unchanged.
  * Thread-safety: any thread holding a reference, at any time (an export's
  * deleter may unpin on another thread). Errors: COW_EINVAL (NULL, or the
  * storage is not pinned; nothing changed).

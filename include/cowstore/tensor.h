@@ -145,7 +145,7 @@ COW_API cow_status_t cow_tensor_arange(cow_dtype_t dtype, int64_t n,
 /**
  * cow_tensor_from_data - a new contiguous tensor holding a COPY of @data:
  * numel * cow_dtype_size(dtype) bytes in row-major order.
- * Ownership: *out holds one reference; the caller keeps @data (only read).
+ * Ownership: *out holds one reference.
  * Thread-safety: any thread.
  * Errors: the common errors above; COW_EINVAL (@data NULL while the shape
  * has elements).
@@ -257,8 +257,7 @@ COW_API const int64_t *cow_tensor_strides(const cow_tensor_t *t);
 
 /**
  * cow_tensor_size / cow_tensor_stride - size or stride of dimension @dim
- * (negative counts from the end). Ownership: *out is filled; nothing to
- * release.
+ * (negative counts from the end).
  * Thread-safety: any thread holding a reference. Errors: COW_EINVAL (NULL t
  * or out), COW_ERANGE (dim outside [-ndim, ndim), naming it).
  */
@@ -349,7 +348,6 @@ COW_API cow_status_t cow_tensor_pin(cow_tensor_t *t, void **out);
 
 /**
  * cow_tensor_unpin - drop one pin of the tensor's storage.
- * Ownership: the caller's reference is unchanged.
  * Thread-safety: any thread holding a reference.
  * Errors: COW_EINVAL (NULL, or the storage is not pinned), COW_ENOTSUP (a
  * functional tensor); nothing changed on failure.
@@ -365,7 +363,6 @@ COW_API cow_status_t cow_tensor_unpin(cow_tensor_t *t);
  * cow_tensor_copy_() does (truncation, saturation to int64, NaN to 0; the
  * real part of a complex element) and gives a uint64 element's bits as
  * int64 (modulo 2^64: values above INT64_MAX come out negative).
- * Ownership: *out is filled, @index only read; nothing to release.
  * Thread-safety: a read of the tensor's storage.
  * Errors: COW_EINVAL (NULL t or out, NULL index with ndim > 0),
  * COW_ERANGE (an index out of range, naming the dimension and the value).
@@ -383,8 +380,7 @@ COW_API cow_status_t cow_tensor_get_i64(const cow_tensor_t *t,
  * integer; into a complex dtype the value is (value, 0). A write: materialises a
  * COW storage. Writing one element of an expanded view is allowed (it
  * changes every element that shares its memory).
- * Ownership: @t is borrowed for the call. Thread-safety: a write on the
- * tensor's storage.
+ * Thread-safety: a write on the tensor's storage.
  * Errors: COW_EINVAL (NULL t, NULL index with ndim > 0), COW_ERANGE (as the
  * getters), COW_ENOMEM (materialisation failed; nothing changed).
  */
@@ -395,8 +391,7 @@ COW_API cow_status_t cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index,
 
 /* ------------------------------------------------------------------ */
 /* Views: a new tensor over the SAME storage; nothing is copied and
- * nothing is read or written. Ownership: *out holds one reference; @t is
- * unchanged. Thread-safety: a read of @t.
+ * nothing is read or written. Thread-safety: a read of @t.
  * Common errors: COW_EINVAL (NULL argument), COW_ERANGE (a dimension or
  * index out of range, naming it), COW_ENOMEM.                           */
 
