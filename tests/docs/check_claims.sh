@@ -39,7 +39,7 @@
 # The table: every Markdown table row of TABLE whose first cell is not
 # "header" is a row, with four cells:
 #   | header | where | claim | backed by |
-#   | `storage.h` | cow_storage_lazy_clone | `O(1) in the size` | tested: `unit.storage:lazy_clone_of_fresh_storage`; measured: `docs/performance.md#copies-against-size` |
+#   | `stats.h` | cow_stats_reset | `never lost` | tested: `threads.counters` |
 # header is the header's file name; where is where the sentence sits, as
 # above; claim is a fragment of the sentence (whitespace-normalised; no
 # "|") that occurs in exactly one sentence of that header and place;
@@ -244,8 +244,8 @@ function drop_refs(s, file, line,    out, rest, body, pre) {
 	while (match(rest, /(\(|; )(tested|measured): [^)]*\)/)) {
 		body = substr(rest, RSTART, RLENGTH - 1)
 		sub(/^(\(|; )/, "", body)
-		printf "%s:%d: \"%s\" in a header comment: move it to %s\n",
-		    file, line, body, table_name
+		printf "MISPLACED\t%s:%d: \"%s\" in a header comment: " \
+		    "move it to %s\n", file, line, body, table_name
 		nmisplaced++
 		pre = substr(rest, 1, RSTART - 1)
 		if (substr(rest, RSTART, 1) == "(") {
@@ -554,12 +554,12 @@ END {
 
 # The references left in headers, the unbacked claims, then the rows'
 # messages.
-grep ' in a header comment: move it to ' "$out_file" || true
+sed -n 's/^MISPLACED	//p' "$out_file"
 sed -n 's/^UNBACKED	//p' "$out_file"
-grep -v -e '^REF	' -e '^CLAIMS	' -e '^UNBACKED	' -e ' in a header comment: move it to ' \
+grep -v -e '^REF	' -e '^CLAIMS	' -e '^UNBACKED	' -e '^MISPLACED	' \
     "$out_file" || true
-IFS=$'\t' read -r _ nclaims ncost nthread nunbacked nbadform nrows nstale nmisplaced \
-    < <(grep '^CLAIMS	' "$out_file")
+IFS=$'\t' read -r _ nclaims ncost nthread nunbacked nbadform nrows nstale \
+    nmisplaced < <(grep '^CLAIMS	' "$out_file")
 resolved=$({ grep '^REF	' "$out_file" || true; } | cut -f2- | resolve)
 printf '%s\n' "$resolved" | grep -v '^refs ' || true
 read -r _ nrefs ndangling nunchecked < <(printf '%s\n' "$resolved" | grep '^refs ')
