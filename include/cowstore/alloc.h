@@ -133,7 +133,6 @@ COW_API const char *cow_allocator_name(const cow_allocator_t *allocator);
 
 /**
  * cow_allocator_stats - read the allocator's counters.
- * Ownership: *out is filled; nothing to release.
  * Thread-safety: any thread; each counter is read atomically, but the set is
  * not a snapshot while other threads allocate.
  * Errors: COW_EINVAL (NULL allocator or out).
@@ -164,7 +163,7 @@ COW_API void cow_allocator_free(cow_allocator_t *allocator, void *ptr,
  * blocks, then the private arena's dirty pages; system: malloc_trim). Live
  * allocations are untouched. The next large allocations pay page faults
  * again.
- * Ownership: borrows @allocator for the call. Thread-safety: any thread.
+ * Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ENOTSUP (jemalloc refused the purge); a
  * user or fault allocator has nothing to trim and returns COW_OK.
  */
@@ -187,15 +186,12 @@ COW_API cow_status_t cow_allocator_trim(cow_allocator_t *allocator);
  * Exactness: a built-in allocator charges small requests (16 KiB or less)
  * to a per-thread credit drawn in 256 KiB chunks, so it may refuse a
  * request up to 512 KiB per thread early; never late.
- * Ownership: borrows @allocator for the call.
  * Thread-safety: any thread (atomic stores, the epoch's with release).
  * Every request ordered after the call's return sees the new limit: a
  * later request of the calling thread, or of a thread that synchronised
  * with it afterwards (a lock, a join, an acquire that reads what it
- * released; tested: unit.budget:lowered_limit_holds_at_once_default,
- * unit.budget:lowered_limit_reaches_an_ordered_thread_default,
- * interleave.weak.budget). Requests not so ordered may see the old limit or
- * the new one, on any thread and any machine.
+ * released). Requests not so ordered may see the old limit or the new one,
+ * on any thread and any machine.
  * Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_allocator_set_limit(cow_allocator_t *allocator,
@@ -225,8 +221,7 @@ COW_API size_t cow_allocator_limit(const cow_allocator_t *allocator);
  * on fresh memory; COW_THP=0 in the environment turns that off).
  * COW_JEMALLOC_DECAY_MS=N in the environment restores timed purging (the
  * arena's dirty and muzzy decay, in ms; -1, the default, is never).
- * Ownership: borrows @allocator for the call. Thread-safety: any thread
- * (an atomic store).
+ * Thread-safety: any thread (an atomic store).
  * Errors: COW_EINVAL (NULL), COW_ENOTSUP (not a jemalloc allocator).
  */
 COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
@@ -235,15 +230,13 @@ COW_API cow_status_t cow_allocator_set_retain_limit(cow_allocator_t *allocator,
 /**
  * cow_allocator_retain_limit - the retention cap of a jemalloc allocator
  * (cow_allocator_set_retain_limit), 0 for others.
- * Ownership: borrows @allocator for the call. Thread-safety: any thread
- * (an atomic load). Errors: none; NULL gives 0.
+ * Thread-safety: any thread (an atomic load). Errors: none; NULL gives 0.
  */
 COW_API size_t cow_allocator_retain_limit(cow_allocator_t *allocator);
 
 /**
  * cow_allocator_retained_bytes - freed memory the allocator keeps mapped for
  * reuse (jemalloc: the arena's dirty and muzzy pages), 0 for others.
- * Ownership: borrows @allocator for the call.
  * Thread-safety: any thread (refreshes jemalloc's statistics epoch).
  * Errors: none; NULL gives 0.
  */

@@ -6,6 +6,15 @@
  * On failure, out-parameters are left untouched and cow_last_error() names
  * the function and the offending value. A failed call leaves every object it
  * was given exactly as it was.
+ *
+ * Ownership rule: a function borrows its arguments only while it runs, and
+ * leaves the caller nothing to free or release, unless its comment says
+ * otherwise under "Ownership:" (a reference or a buffer it keeps, consumes
+ * or hands out, and how long a pointer it returns stays valid). Filling an
+ * out-parameter moves nothing.
+ *
+ * docs/claims.md names the tests and measurements behind what these
+ * headers promise.
  */
 #ifndef COWSTORE_COMMON_H
 #define COWSTORE_COMMON_H
@@ -56,8 +65,7 @@ COW_API const char *cow_status_str(cow_status_t status);
  * failure stays until the next one).
  * Ownership: thread-local buffer owned by the library; its contents change
  * with the next error recorded on the same thread. Never free it.
- * Thread-safety: per thread; other threads' errors are not visible
- * (tested: unit.errors:message_is_thread_local).
+ * Thread-safety: per thread; other threads' errors are not visible.
  * Errors: none; "" when nothing has been recorded on this thread yet.
  */
 COW_API const char *cow_last_error(void);

@@ -2,9 +2,7 @@
  * cowstore DLPack: hand tensors to other libraries (NumPy, PyTorch, ...)
  * and take theirs, with no copy, through both DLPack ABIs: the versioned
  * one (DLPack 1.x, DLManagedTensorVersioned, with flags) and the legacy one
- * (DLManagedTensor, which NumPy 1.24 and PyTorch 1.13 use; tested:
- * unit.dlpack:writable_export_aliases_and_pins,
- * unit.dlpack:writable_import_aliases_and_is_pinned_for_life).
+ * (DLManagedTensor, which NumPy 1.24 and PyTorch 1.13 use).
  *
  * This header needs no DLPack header: the structs are declared, not
  * defined. Include <dlpack/dlpack.h> to look inside them; its struct tags
@@ -20,9 +18,7 @@
  *   meanwhile shares it.
  * - COW_DLPACK_READ_ONLY: an O(1) snapshot (a lazy clone): nothing is
  *   materialised, later writes to the tensor do not show through, and the
- *   versioned export sets DLPACK_FLAG_BITMASK_READ_ONLY (tested:
- *   unit.dlpack:read_only_export_is_an_o1_snapshot; measured:
- *   docs/performance.md#copies-against-size). The consumer must
+ *   versioned export sets DLPACK_FLAG_BITMASK_READ_ONLY. The consumer must
  *   not write it. The legacy ABI cannot say so: give a legacy read-only
  *   export only to a consumer that never writes its imports (NumPy 1.24
  *   imports read-only).
@@ -33,11 +29,10 @@
  *   or as a copy; it has no memory of its own to export writable.
  *
  * Import (cow_tensor_from_dlpack*): a tensor over the producer's memory,
- * with no copy, on a new storage (tested:
- * unit.dlpack:writable_import_aliases_and_is_pinned_for_life), but for
- * this library's own exports (below). The producer's deleter is called
- * exactly once: when the last storage sharing the memory is released, on
- * whichever thread that is, or before the import returns an error.
+ * with no copy, on a new storage, but for this library's own exports
+ * (below). The producer's deleter is called exactly once: when the last
+ * storage sharing the memory is released, on whichever thread that is, or
+ * before the import returns an error.
  * - Read-only (the versioned DLPACK_FLAG_BITMASK_READ_ONLY, or
  *   COW_DLPACK_READ_ONLY from the caller): read-only external memory
  *   (COW_STORAGE_READ_ONLY): shared lazily, never written, the first write
@@ -51,18 +46,16 @@
  *   stolen by the last share's first write.
  * - This library's own export (its deleter is the library's, either ABI):
  *   no second storage over the memory, so that two tensors alias exactly
- *   when they share a storage (tested:
- *   unit.dlpack:import_of_own_writable_export_is_a_view_of_its_storage).
- *   A writable export imports as a view of the exported tensor's storage,
- *   laid out as the DLTensor says: writes through either tensor are seen
- *   by the other, and the export's pin goes with the import (the storage
- *   is pinned only by whatever else pins it). A read-only export imports
- *   as its snapshot (a lazy clone of the tensor: later writes to either do
- *   not reach the other), a copying one as its copy; a writable export
- *   imported with COW_DLPACK_READ_ONLY is a snapshot too. The DLTensor must
- *   still describe memory of the storage the export holds (COW_EINVAL or
- *   COW_ERANGE otherwise). The export's deleter runs before the import
- *   returns, in every case.
+ *   when they share a storage. A writable export imports as a view of the
+ *   exported tensor's storage, laid out as the DLTensor says: writes through
+ *   either tensor are seen by the other, and the export's pin goes with the
+ *   import (the storage is pinned only by whatever else pins it). A
+ *   read-only export imports as its snapshot (a lazy clone of the tensor:
+ *   later writes to either do not reach the other), a copying one as its
+ *   copy; a writable export imported with COW_DLPACK_READ_ONLY is a snapshot
+ *   too. The DLTensor must still describe memory of the storage the export
+ *   holds (COW_EINVAL or COW_ERANGE otherwise). The export's deleter runs
+ *   before the import returns, in every case.
  * Accepted: devices kDLCPU and the CPU-readable pinned host memory of
  * kDLCUDAHost and kDLROCMHost; lanes 1; the dtypes of dtype.h; major
  * version 1 (versioned), any minor; NULL strides mean row-major only where
@@ -94,9 +87,7 @@ struct DLManagedTensorVersioned;
 
 /* Export and import flags. */
 enum {
-	/* Export: a read-only O(1) snapshot (tested:
-	 * unit.dlpack:read_only_export_is_an_o1_snapshot). Import:
-	 * read-only memory. */
+	/* Export: a read-only O(1) snapshot. Import: read-only memory. */
 	COW_DLPACK_READ_ONLY = 1u << 0,
 	/* Export only: an eager copy the consumer owns. */
 	COW_DLPACK_COPY = 1u << 1
@@ -175,7 +166,7 @@ COW_API cow_status_t cow_tensor_from_dlpack_versioned(
  * binding that stands its own deleter in for a producer's must leave an
  * own export's alone, or the import cannot tell it from a foreign one.
  * NULL gives false.
- * Ownership: @managed is only read. Thread-safety: a read of @managed.
+ * Thread-safety: a read of @managed.
  * Errors: none.
  */
 COW_API bool cow_dlpack_is_own(const struct DLManagedTensor *managed);

@@ -37,8 +37,7 @@
  * - a backend that cannot alias (cow_backend_opaque_test, testing.h)
  *   holds every view's elements in a buffer of its own, so a view the
  *   strided runtime makes without copying (an expand to 2^40 elements)
- *   allocates its whole size there, and can fail with COW_ENOMEM (tested:
- *   unit.functional_api:opaque_backend_allocates_a_view_whole).
+ *   allocates its whole size there, and can fail with COW_ENOMEM.
  * A functional tensor reports the sizes, strides, offset and contiguity
  * that the strided runtime would give it (strides describe its place in
  * the base; the backend need not have strides at all).
@@ -85,9 +84,8 @@
  * group's writes). Different groups may be used, made and released by
  * different threads at once (values shared between groups are immutable
  * and reference counted atomically; the table that finds a storage's group
- * has its own locks; tested: threads.functional_threads,
- * threads.functional_storage_threads). The mode, the backend choice and
- * the trace are per thread.
+ * has its own locks). The mode, the backend choice and the trace are per
+ * thread.
  *
  * Errors follow common.h.
  */
@@ -169,7 +167,6 @@ COW_API const cow_backend_t *cow_backend_get_thread(void);
  * does not need it. Tensors made from functional tensors (views, op
  * results, copies) are functional whatever the mode; plain tensors stay
  * plain (cow_functional_wrap converts one). @previous may be NULL.
- * Ownership: *previous is filled; nothing to release.
  * Thread-safety: the calling thread only.
  * Errors: none (COW_OK).
  */
@@ -201,12 +198,11 @@ COW_API const cow_backend_t *cow_functional_backend(const cow_tensor_t *t);
  * cow_functional_wrap - a new functional tensor on @backend (NULL: the
  * thread's backend) with @t's dtype, sizes and current values, in a new
  * alias group of its own. @t is only read: on the strided backend the base
- * is a lazy clone of @t (no bytes copied; tested:
- * unit.functional_api:wrap_and_to_plain_share_bytes_on_the_strided_backend)
- * but for a non-contiguous @t or one over borrowed memory (storage.h),
- * copied once; on the opaque backend a copy. A functional @t is cloned
- * (cow_tensor_clone) when the backend is the same.
- * Ownership: *out holds one reference; the caller keeps @t.
+ * is a lazy clone of @t (no bytes copied) but for a non-contiguous @t or one
+ * over borrowed memory (storage.h), copied once; on the opaque backend a
+ * copy. A functional @t is cloned (cow_tensor_clone) when the backend is the
+ * same.
+ * Ownership: *out holds one reference.
  * Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL t or out; a functional @t on another backend),
  * COW_ENOMEM (nothing changed).
@@ -230,7 +226,7 @@ COW_API cow_status_t cow_functional_to_plain(cow_tensor_t *t,
  * bring @t's value up to date (what every non-view read does first).
  * A plain tensor: nothing to do. A group over a caller's storage has
  * already written every update to the storage (see above): syncing does
- * not write it again. Ownership: @t is borrowed for the call.
+ * not write it again.
  * Thread-safety: a use of @t's group. Errors: COW_EINVAL (NULL),
  * COW_ENOMEM (the updates applied so far stay applied, the rest stay
  * queued: no value anyone can read changed).
@@ -242,8 +238,7 @@ COW_API cow_status_t cow_functional_sync(cow_tensor_t *t);
  * transpose of @dim0 and @dim1. Only @t's path, value and metadata change
  * (the group's other tensors and its base do not). Plain tensors have
  * immutable metadata: refused.
- * Ownership: @t's references are unchanged; the layer drops @t's old
- * path and value.
+ * The layer drops @t's old path and value.
  * Thread-safety: a use of @t's group; no other thread may read @t's sizes
  * meanwhile. Errors: COW_EINVAL (NULL), COW_ENOTSUP (plain @t),
  * COW_ERANGE (a dim), COW_ENOMEM (nothing changed).
@@ -266,7 +261,7 @@ typedef struct cow_functional_info {
 
 /**
  * cow_functional_info - fill @out for the functional tensor @t. Reads only
- * (nothing is synced). Ownership: *out is filled; nothing to release.
+ * (nothing is synced).
  * Thread-safety: a use of @t's group.
  * Errors: COW_EINVAL (NULL, or @t is plain).
  */
@@ -313,8 +308,8 @@ COW_API bool cow_functional_trace_complete(const cow_functional_trace_t *tr);
 
 /**
  * cow_functional_trace_print - write every line to @f, one per line (and a
- * last line saying so when the trace is incomplete). Ownership: borrows
- * both. Thread-safety: a read of a stopped trace. Errors: COW_EINVAL (NULL).
+ * last line saying so when the trace is incomplete). Thread-safety: a read
+ * of a stopped trace. Errors: COW_EINVAL (NULL).
  */
 COW_API cow_status_t cow_functional_trace_print(
     const cow_functional_trace_t *tr, FILE *f);

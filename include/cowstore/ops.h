@@ -115,7 +115,6 @@ extern "C" {
 
 /**
  * cow_tensor_fill_ - set every element of @t to @value (converted).
- * Ownership: @t is borrowed for the call.
  * Thread-safety: a write on @t's storage.
  * Errors: COW_EINVAL (NULL), COW_EOVERLAP, COW_ENOMEM.
  */
@@ -124,7 +123,6 @@ COW_API cow_status_t cow_tensor_fill_(cow_tensor_t *t, double value);
 /**
  * cow_tensor_add_scalar_ / cow_tensor_mul_scalar_ - t = t + value, t = t *
  * value, with @value converted to @t's dtype first.
- * Ownership: @t is borrowed for the call.
  * Thread-safety: a write on @t's storage.
  * Errors: COW_EINVAL (NULL), COW_EOVERLAP, COW_ENOMEM.
  */
@@ -134,9 +132,8 @@ COW_API cow_status_t cow_tensor_mul_scalar_(cow_tensor_t *t, double value);
 /**
  * cow_tensor_add_ / cow_tensor_mul_ - t = t + other, t = t * other, with
  * @other broadcast to @t's shape. Same dtype required. @other may alias @t.
- * Ownership: both are borrowed for the call. Thread-safety: a write on
- * @t's storage, a read of @other's. Errors: as above (COW_EINVAL,
- * COW_ESHAPE, COW_EDTYPE, COW_EOVERLAP, COW_ENOMEM).
+ * Thread-safety: a write on @t's storage, a read of @other's. Errors: as
+ * above (COW_EINVAL, COW_ESHAPE, COW_EDTYPE, COW_EOVERLAP, COW_ENOMEM).
  */
 COW_API cow_status_t cow_tensor_add_(cow_tensor_t *t,
     const cow_tensor_t *other);
@@ -148,10 +145,9 @@ COW_API cow_status_t cow_tensor_mul_(cow_tensor_t *t,
  * cow_tensor_mod_ - t = t - other, t / other, t // other, t % other
  * (rules above), with @other broadcast to @t's shape. Same dtype
  * required. @other may alias @t.
- * Ownership: both are borrowed for the call. Thread-safety: a write on
- * @t's storage, a read of @other's. Errors: COW_EINVAL, COW_ESHAPE,
- * COW_EDTYPE (dtypes differ, or the op is not defined for the dtype),
- * COW_EOVERLAP, COW_ENOMEM.
+ * Thread-safety: a write on @t's storage, a read of @other's.
+ * Errors: COW_EINVAL, COW_ESHAPE, COW_EDTYPE (dtypes differ, or the op is
+ * not defined for the dtype), COW_EOVERLAP, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_sub_(cow_tensor_t *t,
     const cow_tensor_t *other);
@@ -165,10 +161,9 @@ COW_API cow_status_t cow_tensor_mod_(cow_tensor_t *t,
 /**
  * cow_tensor_copy_ - dst = src, with @src broadcast to @dst's shape and
  * converted to @dst's dtype (rules above). @src may alias @dst.
- * Ownership: both are borrowed for the call. Thread-safety: a write on
- * @dst's storage, a read of @src's. Errors: COW_EINVAL (NULL),
- * COW_ESHAPE, COW_EOVERLAP, COW_ENOMEM (no COW_EDTYPE: dtypes are
- * converted).
+ * Thread-safety: a write on @dst's storage, a read of @src's.
+ * Errors: COW_EINVAL (NULL), COW_ESHAPE, COW_EOVERLAP, COW_ENOMEM (no
+ * COW_EDTYPE: dtypes are converted).
  */
 COW_API cow_status_t cow_tensor_copy_(cow_tensor_t *dst,
     const cow_tensor_t *src);
@@ -305,8 +300,7 @@ COW_API cow_status_t cow_tensor_matmul(const cow_tensor_t *a,
  * complex values are equal when both parts are; bools compare as
  * true/false). Different sizes give false. Strides and
  * storages do not matter.
- * Ownership: *out is filled; nothing to release. Thread-safety: a read
- * of both.
+ * Thread-safety: a read of both.
  * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ).
  */
 COW_API cow_status_t cow_tensor_equal(const cow_tensor_t *a,

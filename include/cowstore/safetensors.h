@@ -1,8 +1,6 @@
 /*
  * cowstore safetensors files: snapshots saved as safetensors files in the
- * background, and files loaded with no copy (docs/files.md; tested:
- * unit.safetensors:a_write_copies_that_tensor_alone,
- * files.interop.load_aligned; measured: docs/performance.md#files).
+ * background, and files loaded with no copy (docs/files.md).
  *
  * The format (huggingface/safetensors): an 8-byte little-endian header
  * length N; N bytes of UTF-8 JSON mapping each tensor's name to {"dtype",
@@ -60,8 +58,7 @@ typedef struct cow_safetensors_save_s {
  * each starts aligned to its element size; the header is padded with
  * spaces to a multiple of 8. Each storage of the snapshot is released as
  * soon as its tensors are written (snapshot.h).
- * Ownership: @snap and @opts stay the caller's (@opts may be NULL: a
- * stream save with no metadata).
+ * @opts may be NULL: a stream save with no metadata.
  * Thread-safety: a save of @snap (one per snapshot at a time); writers of
  * the snapshot's tensors need nothing.
  * Errors: COW_EINVAL (NULL, a name that is empty, duplicate or
@@ -114,10 +111,7 @@ enum {
  * files.reject.* tests of tests/files/st_interop.py break each; each
  * failure names the rule, the tensor and the values). By default the file
  * is mapped read-only, and the mapping lives until the handle and every
- * tensor taken from it (and their lazy clones) are released, on any
- * thread (tested:
- * unit.safetensors:mapping_goes_with_its_last_user,
- * threads.safetensors_threads).
+ * tensor taken from it (and their lazy clones) are released, on any thread.
  * Ownership: *out is the caller's (cow_safetensors_close).
  * Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL, an unknown flag), COW_EIO (open, fstat, mmap or
@@ -157,7 +151,7 @@ COW_API uint64_t cow_safetensors_nbytes(const cow_safetensors_t *file,
 
 /**
  * cow_safetensors_find - the index of the tensor named @name.
- * Ownership: *index is the caller's. Thread-safety: any thread.
+ * Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (no such tensor).
  */
 COW_API cow_status_t cow_safetensors_find(const cow_safetensors_t *file,
@@ -181,13 +175,10 @@ COW_API const char *cow_safetensors_metadata_get(
 /**
  * cow_safetensors_get - tensor @i as a contiguous tensor on a storage of
  * its own. Mapped: read-only external memory over the mapping (reads copy
- * nothing; the first write copies this tensor alone, never its
- * neighbours; lazy clones share it; tested:
- * unit.safetensors:a_write_copies_that_tensor_alone,
- * unit.safetensors:lazy_clones_share_the_mapping). A tensor whose bytes
- * are not aligned to its element size (half of it for C64, two float32)
- * in the mapping is copied into aligned memory instead (counted:
- * cow_safetensors_stats; tested: files.interop.load_unaligned_order).
+ * nothing; the first write copies this tensor alone, never its neighbours;
+ * lazy clones share it). A tensor whose bytes are not aligned to its element
+ * size (half of it for C64, two float32) in the mapping is copied into
+ * aligned memory instead (counted: cow_safetensors_stats).
  * COW_SAFETENSORS_PREAD: read into a private buffer of its own.
  * Ownership: *out holds one reference; it keeps the mapping alive.
  * Thread-safety: any thread, concurrently with other gets.
@@ -206,8 +197,7 @@ typedef struct cow_safetensors_stats_s {
 
 /**
  * cow_safetensors_stats - the handle's counters into *out.
- * Ownership: *out is the caller's. Thread-safety: any thread.
- * Errors: none; NULL does nothing.
+ * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_safetensors_stats(const cow_safetensors_t *file,
     cow_safetensors_stats_t *out);

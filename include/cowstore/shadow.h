@@ -12,10 +12,8 @@
  * compute something else). Such an access is reported to the warning
  * handler, or fails, as the policy says.
  *
- * Ordinary tensors carry no shadow: until the first simulated lazy copy of
- * a storage, its accesses allocate, count and bump nothing (tested:
- * unit.shadow:null_shadow_until_first_simulated_copy; measured:
- * docs/reshape.md#cost).
+ * Ordinary tensors carry no shadow: until the first simulated lazy copy of a
+ * storage, its accesses allocate, count and bump nothing.
  *
  * Errors follow common.h.
  */
@@ -102,22 +100,15 @@ COW_API cow_shadow_policy_t cow_shadow_policy_get(void);
  * call it. They are checked and counted as any others (a write moves the
  * generations, which judge the next access outside the handler), but one
  * out of sync is not reported and does not use up its storage's warn-once;
- * under COW_SHADOW_ERROR it still fails with COW_EALIASING (tested:
- * unit.shadow:handler_reads_reported_tensor,
- * unit.shadow:handler_writes_move_generations_unreported,
- * unit.shadow:handler_access_leaves_warn_once_claim,
- * unit.shadow:handler_access_under_error_policy_fails). Reports from other
- * threads still call the handler meanwhile (tested:
- * threads.shadow_threads:handler_reentry).
- * A write-after-write is reported when the write access is granted (it
- * can no longer fail), before anything is written through it and before
- * the writer's generation moves: the handler reads the old values (tested:
- * unit.shadow:handler_reads_writer_of_a_write).
+ * under COW_SHADOW_ERROR it still fails with COW_EALIASING. Reports from
+ * other threads still call the handler meanwhile. A write-after-write is
+ * reported when the write access is granted (it can no longer fail), before
+ * anything is written through it and before the writer's generation moves:
+ * the handler reads the old values.
  * Ownership: @ctx stays the caller's; it must stay valid until another
  * handler is installed.
  * Thread-safety: any thread. When it returns, no call of the previous
- * handler is running and none will start (tested:
- * threads.shadow_threads:handler_switch).
+ * handler is running and none will start.
  * Errors: none.
  */
 COW_API void cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx);
@@ -133,7 +124,7 @@ COW_API void cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx);
 /**
  * cow_shadow_default_handler - the default handler: prints one line to
  * stderr naming the function, the kind, the storage and both generations.
- * @ctx is ignored. Ownership: @event is borrowed for the call.
+ * @ctx is ignored.
  * Thread-safety: any thread. Errors: none.
  */
 COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
@@ -142,7 +133,6 @@ COW_API void cow_shadow_default_handler(const cow_shadow_event_t *event,
 /**
  * cow_storage_physical_generation - *out = the storage's physical
  * generation, or COW_GENERATION_NONE before its first simulated lazy copy.
- * Ownership: *out is filled; nothing to release.
  * Thread-safety: a read of @storage.
  * Errors: COW_EINVAL (NULL argument).
  */
@@ -154,8 +144,7 @@ COW_API cow_status_t cow_storage_physical_generation(
  * shadow storage (its own, or its storage's default one), or
  * COW_GENERATION_NONE when it has none: a null shadow on a storage that
  * was never shadowed.
- * Ownership: *out is filled; nothing to release. Thread-safety: a read of
- * @t.
+ * Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL argument).
  */
 COW_API cow_status_t cow_tensor_shadow_generation(const cow_tensor_t *t,

@@ -1,8 +1,7 @@
 /*
  * cowstore snapshots: a consistent copy of a named set of tensors, taken
  * with no byte copied, and persisted while writers go on
- * (docs/snapshots.md; tested: unit.snapshot; measured:
- * docs/performance.md#snapshots).
+ * (docs/snapshots.md).
  *
  * Contract. Taking a snapshot is a read of every tensor in it: order it
  * against writes to them, as any read. Once cow_snapshot_take returns,
@@ -16,7 +15,7 @@
  * (persisted, or released early), the write steals instead. In the
  * persist-before-write save (COW_SNAPSHOT_PERSIST_FIRST), a writer's first
  * write to a tensor not persisted yet writes that tensor to the target
- * itself, then writes in place (tested: unit.snapshot).
+ * itself, then writes in place.
  *
  * A pinned tensor (storage.h, "Pins": a DLPack export, a kept writable
  * pointer) cannot be shared: the snapshot takes an eager copy of its
@@ -95,8 +94,7 @@ COW_API uint64_t cow_snapshot_nbytes(const cow_snapshot_t *snap, size_t i);
 
 /**
  * cow_snapshot_get - the snapshot's value of tensor @i: a new lazy copy of
- * it. Writes to *out copy it and never reach the snapshot (tested:
- * unit.snapshot).
+ * it. Writes to *out copy it and never reach the snapshot.
  * Ownership: *out holds one reference.
  * Thread-safety: any thread, concurrently with writers, saves and releases.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (@i), COW_ERELEASED (tensor @i was
@@ -113,8 +111,8 @@ COW_API cow_status_t cow_snapshot_get(cow_snapshot_t *snap, size_t i,
  * tensors), the save lets it go when done. Releasing a released tensor
  * does nothing; a save that has not written it yet fails with
  * COW_ERELEASED.
- * Ownership: the snapshot's lazy copy goes; the snapshot stays the
- * caller's. Thread-safety: any thread.
+ * Ownership: the snapshot's lazy copy of tensor @i goes.
+ * Thread-safety: any thread.
  * Errors: COW_EINVAL (NULL), COW_ERANGE (@i).
  */
 COW_API cow_status_t cow_snapshot_release_tensor(cow_snapshot_t *snap,
@@ -122,7 +120,7 @@ COW_API cow_status_t cow_snapshot_release_tensor(cow_snapshot_t *snap,
 
 /**
  * cow_snapshot_is_held - whether tensor @i is still held (not persisted or
- * released). Ownership: a read of the snapshot. Thread-safety: any thread.
+ * released). Thread-safety: any thread.
  * Errors: none; false for NULL or an @i out of range.
  */
 COW_API bool cow_snapshot_is_held(const cow_snapshot_t *snap, size_t i);
@@ -145,9 +143,8 @@ typedef struct cow_snapshot_stats_s {
 
 /**
  * cow_snapshot_stats - the snapshot's accounting into *out.
- * Ownership: *out is the caller's. Thread-safety: any thread; counts of
- * events running meanwhile may or may not be in it. Errors: none; NULL
- * does nothing.
+ * Thread-safety: any thread; counts of events running meanwhile may or may
+ * not be in it. Errors: none; NULL does nothing.
  */
 COW_API void cow_snapshot_stats(const cow_snapshot_t *snap,
     cow_snapshot_stats_t *out);
@@ -200,8 +197,6 @@ typedef struct cow_snapshot_save_s {
  * cow_snapshot_save - save @snap on the calling thread as @how says.
  * Returns once every tensor is persisted (by this thread or, in
  * COW_SNAPSHOT_PERSIST_FIRST, by writers), or on the first failure.
- * Ownership: @how is read during the call; the callbacks' contexts stay the
- * caller's.
  * Thread-safety: any thread; one save per snapshot at a time.
  * Errors: COW_EINVAL (NULL, a missing callback for @how's mode, a bad
  * order), COW_EBUSY (another save runs on @snap), COW_ERELEASED (a tensor
@@ -216,7 +211,7 @@ COW_API cow_status_t cow_snapshot_save(cow_snapshot_t *snap,
 /**
  * cow_snapshot_cancel - make the save running on @snap (or the next one to
  * start, if none runs) stop at its next chunk with COW_ECANCELED.
- * Ownership: a flag of the snapshot's, cleared when that save ends.
+ * The request is a flag of the snapshot's, cleared when that save ends.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_snapshot_cancel(cow_snapshot_t *snap);
@@ -242,7 +237,7 @@ COW_API cow_status_t cow_snapshot_save_start(cow_snapshot_t *snap,
 /**
  * cow_snapshot_job_progress - bytes persisted so far and the total.
  * cow_snapshot_job_done - whether the save has ended.
- * Ownership: *done and *total are the caller's. Thread-safety: any thread.
+ * Thread-safety: any thread.
  * Errors: none (NULL arguments are skipped).
  */
 COW_API void cow_snapshot_job_progress(const cow_snapshot_job_t *job,
@@ -252,7 +247,6 @@ COW_API bool cow_snapshot_job_done(const cow_snapshot_job_t *job);
 /**
  * cow_snapshot_job_wait - wait for the save to end; returns its status (as
  * cow_snapshot_save's), its message in cow_last_error().
- * Ownership: the job stays the caller's.
  * Thread-safety: any thread, any number of times.
  * Errors: the save's; COW_EINVAL for NULL; COW_ECANCELED in a process
  * forked while the job ran (its thread is not there).
@@ -261,7 +255,7 @@ COW_API cow_status_t cow_snapshot_job_wait(cow_snapshot_job_t *job);
 
 /**
  * cow_snapshot_job_cancel - make the job's save stop at its next chunk
- * with COW_ECANCELED. Ownership: the job stays the caller's.
+ * with COW_ECANCELED.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_snapshot_job_cancel(cow_snapshot_job_t *job);

@@ -44,9 +44,8 @@ typedef struct cow_stats_s {
  * cow_stats_get - sum the counters into *out. Each thread counts in its own
  * counters (kept after it exits) and a read sums them: exact for every
  * event ordered before the call (an event of the calling thread, or of a
- * thread it synchronised with since, such as one it joined; tested:
- * threads.counters), not a snapshot of events running meanwhile.
- * Ownership: *out is filled; nothing to release.
+ * thread it synchronised with since, such as one it joined), not a snapshot
+ * of events running meanwhile.
  * Thread-safety: any thread. Errors: none; NULL does nothing.
  */
 COW_API void cow_stats_get(cow_stats_t *out);
@@ -54,8 +53,8 @@ COW_API void cow_stats_get(cow_stats_t *out);
 /**
  * cow_stats_reset - start counting from zero (the totals so far become the
  * zero point). Thread-safety: any thread; an event that runs concurrently
- * with the reset counts either before or after it, and is never lost
- * (tested: threads.counters). Errors: none.
+ * with the reset counts either before or after it, and is never lost.
+ * Errors: none.
  */
 COW_API void cow_stats_reset(void);
 

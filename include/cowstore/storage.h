@@ -6,9 +6,7 @@
  * data allocation through a refcounted COW context. The first write through
  * any of them (cow_storage_mutable_data) materialises that storage: it copies
  * the data while others still share it, or, when it holds the last
- * reference, steals the data without copying (tested:
- * unit.storage:sole_reference_steals_without_allocation,
- * unit.storage:chain_and_fan_out).
+ * reference, steals the data without copying.
  *
  * Thread-safety contract:
  * - The user serialises writes against reads on ONE storage, as in every
@@ -18,9 +16,7 @@
  *   and may run concurrently with each other on one storage.
  * - Across DIFFERENT storages that share data (lazy copies of each other),
  *   everything is safe with no user synchronisation: different threads may
- *   clone, write, materialise and release them at the same time (tested:
- *   threads.materialize_pair, threads.tensor_threads,
- *   stress.release-vs-materialize, model.safety, interleave.trio).
+ *   clone, write, materialise and release them at the same time.
  *
  * Memory the library does not own (cow_storage_from_external):
  * - With a deleter, the memory is handed over: the storage and its lazy
@@ -34,8 +30,7 @@
  *   first write through any other storage copies.
  * - With COW_STORAGE_READ_ONLY, no write ever reaches the memory, not even
  *   through the storage created over it: its first write copies too (and
- *   gives the memory back to its owner). Reads never copy (tested:
- *   unit.external:read_only_mapping_is_never_written). The memory must
+ *   gives the memory back to its owner). Reads never copy. The memory must
  *   not change while a storage references it.
  * The owner's contract: write wrapped memory only through its storage, or
  * pin the storage (cow_storage_pin) while you write the memory directly.
@@ -53,8 +48,7 @@
  * Zero-byte storages hold no data: const data is NULL, mutable data is NULL
  * with COW_OK, and they are never copy-on-write (a lazy clone of one is a
  * new, independent zero-byte storage; nothing is copied, so it is not
- * counted in cow_stats_t.eager_fallbacks; tested:
- * unit.storage:zero_size_rule).
+ * counted in cow_stats_t.eager_fallbacks).
  */
 #ifndef COWSTORE_STORAGE_H
 #define COWSTORE_STORAGE_H
@@ -102,10 +96,8 @@ enum {
  * cow_storage_new - a private storage of @nbytes zero-filled bytes.
  * @allocator: NULL for cow_allocator_default(); must outlive the storage.
  * The allocator zero-fills (its alloc_zeroed): with the built-in ones a
- * large storage costs next to no resident memory until its pages are
- * written (a fresh GiB, under 16 MiB; tested:
- * unit.budget:gigabyte_storage_costs_nothing_until_written_default,
- * unit.budget:gigabyte_storage_costs_nothing_until_written_system).
+ * large storage costs next to no resident memory until its pages are written
+ * (a fresh GiB, under 16 MiB).
  * Ownership: *out holds one reference, released with cow_storage_release().
  * Thread-safety: any thread.
  * Errors: COW_EINVAL (out NULL), COW_EOVERFLOW (nbytes above
@@ -117,9 +109,7 @@ COW_API cow_status_t cow_storage_new(size_t nbytes, cow_allocator_t *allocator,
 
 /**
  * cow_storage_from_external - a storage over memory the caller provides,
- * with no copy (the ownership rules above; tested:
- * unit.storage:releasing_all_frees_external_once,
- * unit.external:borrowed_memory_is_written_by_its_own_storage).
+ * with no copy (the ownership rules above).
  * @data: may be NULL only when nbytes is 0.
  * @deleter: called exactly once with (data, nbytes, deleter_ctx) when no
  * storage references the data any more (on the thread that drops the last
@@ -175,9 +165,8 @@ COW_API void cow_storage_release(cow_storage_t *storage);
 COW_API size_t cow_storage_nbytes(const cow_storage_t *storage);
 
 /**
- * cow_storage_const_data - the data for reading. Never materialises and costs
- * no atomic operation (tested: unit.storage:const_access_never_materializes,
- * cost.const_data_makes_no_call_or_atomic).
+ * cow_storage_const_data - the data for reading. Never materialises and
+ * costs no atomic operation.
  * Ownership: borrowed from the storage; valid until the next write
  * (cow_storage_mutable_data) through this storage or its release. The
  * caller must not write through it. Thread-safety: a read of @storage.
@@ -206,9 +195,8 @@ COW_API cow_status_t cow_storage_mutable_data(cow_storage_t *storage,
 /**
  * cow_storage_materialize - make the storage private now, as
  * cow_storage_mutable_data() does, without returning the pointer.
- * Ownership: the caller's reference is unchanged. Thread-safety: a write
- * on @storage, as cow_storage_mutable_data(). Errors: COW_EINVAL (NULL),
- * COW_ENOMEM (nothing changed).
+ * Thread-safety: a write on @storage, as cow_storage_mutable_data().
+ * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed).
  */
 COW_API cow_status_t cow_storage_materialize(cow_storage_t *storage);
 
@@ -231,7 +219,6 @@ COW_API cow_status_t cow_storage_pin(cow_storage_t *storage, void **ptr);
 /**
  * cow_storage_unpin - drop one pin (cow_storage_pin). When the last pin
  * goes, later lazy clones share the data again.
- * Ownership: the caller's reference is unchanged.
  * Thread-safety: any thread holding a reference, at any time (an export's
  * deleter may unpin on another thread). Errors: COW_EINVAL (NULL, or the
  * storage is not pinned; nothing changed).
@@ -255,23 +242,18 @@ COW_API bool cow_storage_is_read_only(const cow_storage_t *storage);
 
 /**
  * cow_storage_lazy_clone - a new storage with the same bytes, sharing @src's
- * data until one of them is written. O(1) in the size, no byte copied
- * (tested: unit.storage:lazy_clone_of_fresh_storage; measured:
- * docs/performance.md#copies-against-size). It allocates the new storage,
- * and the first time @src is cloned a context too (tested:
- * unit.fault_walk:lazy_clone_fresh, unit.fault_walk:lazy_clone_cow). A
- * clone of a copy-on-write storage adds one to the share count; the first
- * clone instead installs, by compare-and-swap, a context that already
- * counts both shares (tested: unit.storage:lazy_clone_of_fresh_storage,
- * unit.storage:lazy_clone_of_cow_storage_adds_one). Falls back to an eager
- * copy when @src is pinned (cow_storage_pin, COW_STORAGE_NOT_SHAREABLE).
- * The clone shares @src's memory with its rules (read-only or borrowed
- * memory stays so: the clone never writes it).
+ * data until one of them is written. O(1) in the size, no byte copied. It
+ * allocates the new storage, and the first time @src is cloned a context
+ * too. A clone of a copy-on-write storage adds one to the share count; the
+ * first clone instead installs, by compare-and-swap, a context that already
+ * counts both shares. Falls back to an eager copy when @src is pinned
+ * (cow_storage_pin, COW_STORAGE_NOT_SHAREABLE). The clone shares @src's
+ * memory with its rules (read-only or borrowed memory stays so: the clone
+ * never writes it).
  * Ownership: *out holds one reference. The new storage uses @src's allocator.
  * Thread-safety: a read of @src: any number of threads may lazy-clone one
  * storage at the same time (the first clones race to install one context;
- * one wins; tested: threads.tensor_threads, stress.clone-storm,
- * stress.wrap-race, interleave.wrap).
+ * one wins).
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed: @src is not made
  * copy-on-write and share counts are unchanged).
  */

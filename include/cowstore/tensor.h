@@ -10,9 +10,8 @@
  *   through to that storage. cow_functional_transpose_ changes their
  *   metadata in place.)
  * - Views (tensor.h, views) make a new tensor over the SAME storage and copy
- *   nothing (tested: unit.views:views_clones_and_reshapes_touch_no_element,
- *   unit.views:random_chains_match_reference). Lazy clones make a new
- *   storage that shares the data until one side writes.
+ *   nothing. Lazy clones make a new storage that shares the data until one
+ *   side writes.
  * - Reads go through const access (cow_storage_const_data): they never
  *   materialise a copy-on-write storage. Writes go through mutable access
  *   (cow_storage_mutable_data): the first write through a COW storage
@@ -27,14 +26,12 @@
  * then count from the end (-1 is the last dimension), as in Python.
  *
  * Thread-safety: a plain tensor's metadata is immutable after creation, so
- * any number of threads may read one tensor, make views of it and
- * lazy-clone it at once (functional tensors: functional.h; tested:
- * threads.tensor_threads).
- * Writes follow the storage contract (storage.h): the user serialises a
- * write through a storage against every other use of that storage; tensors
- * on different storages (lazy copies included) need no synchronisation
- * (tested: threads.tensor_threads, threads.materialize_pair).
- * Reference counting (retain/release) is thread-safe.
+ * any number of threads may read one tensor, make views of it and lazy-clone
+ * it at once (functional tensors: functional.h). Writes follow the storage
+ * contract (storage.h): the user serialises a write through a storage
+ * against every other use of that storage; tensors on different storages
+ * (lazy copies included) need no synchronisation. Reference counting
+ * (retain/release) is thread-safe.
  *
  * Errors follow common.h: a status, out-parameters written only on success,
  * cow_last_error() naming the function and the offending value, and a failed
@@ -148,7 +145,7 @@ COW_API cow_status_t cow_tensor_arange(cow_dtype_t dtype, int64_t n,
 /**
  * cow_tensor_from_data - a new contiguous tensor holding a COPY of @data:
  * numel * cow_dtype_size(dtype) bytes in row-major order.
- * Ownership: *out holds one reference; the caller keeps @data (only read).
+ * Ownership: *out holds one reference.
  * Thread-safety: any thread.
  * Errors: the common errors above; COW_EINVAL (@data NULL while the shape
  * has elements).
@@ -179,16 +176,15 @@ COW_API cow_status_t cow_tensor_from_storage(cow_storage_t *storage,
 
 /**
  * cow_tensor_from_external - a tensor over memory the caller provides, with
- * no copy (tested: unit.external:tensor_over_external_memory_is_zero_copy):
- * element [i0, ..., in] is at @data + (offset + sum(i * stride)) *
+ * no copy: element [i0, ..., in] is at @data + (offset + sum(i * stride)) *
  * itemsize. The library works out the bytes the layout reaches (the
  * storage's size, given to @deleter) and checks them. @strides NULL means
- * contiguous; strides and @offset are in elements and non-negative.
- * @data must be aligned to the dtype's element size (for complex dtypes,
- * to the size of one part); it may be NULL only when the layout reaches no
- * byte. @deleter, @deleter_ctx and @flags are cow_storage_from_external's,
- * with its ownership rules (storage.h): with a deleter the memory is handed
- * over and may be stolen; without one it is borrowed and never written but
+ * contiguous; strides and @offset are in elements and non-negative. @data
+ * must be aligned to the dtype's element size (for complex dtypes, to the
+ * size of one part); it may be NULL only when the layout reaches no byte.
+ * @deleter, @deleter_ctx and @flags are cow_storage_from_external's, with
+ * its ownership rules (storage.h): with a deleter the memory is handed over
+ * and may be stolen; without one it is borrowed and never written but
  * through this tensor's storage; COW_STORAGE_READ_ONLY: never written (the
  * first write copies); COW_STORAGE_NOT_SHAREABLE: pinned for life.
  * @allocator: for the metadata and later copies, as
@@ -261,8 +257,7 @@ COW_API const int64_t *cow_tensor_strides(const cow_tensor_t *t);
 
 /**
  * cow_tensor_size / cow_tensor_stride - size or stride of dimension @dim
- * (negative counts from the end). Ownership: *out is filled; nothing to
- * release.
+ * (negative counts from the end).
  * Thread-safety: any thread holding a reference. Errors: COW_EINVAL (NULL t
  * or out), COW_ERANGE (dim outside [-ndim, ndim), naming it).
  */
@@ -353,7 +348,6 @@ COW_API cow_status_t cow_tensor_pin(cow_tensor_t *t, void **out);
 
 /**
  * cow_tensor_unpin - drop one pin of the tensor's storage.
- * Ownership: the caller's reference is unchanged.
  * Thread-safety: any thread holding a reference.
  * Errors: COW_EINVAL (NULL, or the storage is not pinned), COW_ENOTSUP (a
  * functional tensor); nothing changed on failure.
@@ -369,7 +363,6 @@ COW_API cow_status_t cow_tensor_unpin(cow_tensor_t *t);
  * cow_tensor_copy_() does (truncation, saturation to int64, NaN to 0; the
  * real part of a complex element) and gives a uint64 element's bits as
  * int64 (modulo 2^64: values above INT64_MAX come out negative).
- * Ownership: *out is filled, @index only read; nothing to release.
  * Thread-safety: a read of the tensor's storage.
  * Errors: COW_EINVAL (NULL t or out, NULL index with ndim > 0),
  * COW_ERANGE (an index out of range, naming the dimension and the value).
@@ -387,8 +380,7 @@ COW_API cow_status_t cow_tensor_get_i64(const cow_tensor_t *t,
  * integer; into a complex dtype the value is (value, 0). A write: materialises a
  * COW storage. Writing one element of an expanded view is allowed (it
  * changes every element that shares its memory).
- * Ownership: @t is borrowed for the call. Thread-safety: a write on the
- * tensor's storage.
+ * Thread-safety: a write on the tensor's storage.
  * Errors: COW_EINVAL (NULL t, NULL index with ndim > 0), COW_ERANGE (as the
  * getters), COW_ENOMEM (materialisation failed; nothing changed).
  */
@@ -399,9 +391,7 @@ COW_API cow_status_t cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index,
 
 /* ------------------------------------------------------------------ */
 /* Views: a new tensor over the SAME storage; nothing is copied and
- * nothing is read or written (tested:
- * unit.views:views_clones_and_reshapes_touch_no_element). Ownership: *out
- * holds one reference; @t is unchanged. Thread-safety: a read of @t.
+ * nothing is read or written. Thread-safety: a read of @t.
  * Common errors: COW_EINVAL (NULL argument), COW_ERANGE (a dimension or
  * index out of range, naming it), COW_ENOMEM.                           */
 
@@ -557,15 +547,11 @@ COW_API cow_status_t cow_tensor_contiguous(cow_tensor_t *t,
 /**
  * cow_tensor_lazy_clone - a lazy copy: a NEW storage that shares @t's data
  * (cow_storage_lazy_clone), viewed with @t's dtype, sizes, strides and
- * offset. A lazy clone of a view therefore shares the whole allocation
- * (tested: unit.tensor:lazy_clone_of_view_shares_whole_allocation). O(1)
- * and copies no bytes (tested:
- * unit.views:views_clones_and_reshapes_touch_no_element; measured:
- * docs/performance.md#copies-against-size); the first write through
- * either side materialises that side. @t's storage becomes copy-on-write
- * (its data address does not change). Exceptions (cow_storage_lazy_clone):
- * a COW_STORAGE_NOT_SHAREABLE or zero-byte storage is copied eagerly
- * instead.
+ * offset. A lazy clone of a view therefore shares the whole allocation. O(1)
+ * and copies no bytes; the first write through either side materialises that
+ * side. @t's storage becomes copy-on-write (its data address does not
+ * change). Exceptions (cow_storage_lazy_clone): a COW_STORAGE_NOT_SHAREABLE
+ * or zero-byte storage is copied eagerly instead.
  * Ownership: *out holds one reference. Thread-safety: a read of @t.
  * Errors: COW_EINVAL (NULL), COW_ENOMEM (nothing changed: @t's storage is
  * not made copy-on-write).
@@ -580,10 +566,8 @@ COW_API cow_status_t cow_tensor_lazy_clone(cow_tensor_t *t,
  * cow_tensor_reshape - the elements of @t with shape @sizes (one entry may
  * be -1). When the strides allow a view, the result depends on
  * cow_reshape_mode_effective() (see cow_reshape_mode_t): either way no byte
- * is copied until someone writes (tested:
- * unit.views:views_clones_and_reshapes_touch_no_element,
- * unit.reshape:lazy_copy_mode_does_not_alias). Otherwise the result is a
- * contiguous copy (cow_tensor_clone) with the new shape, in every mode.
+ * is copied until someone writes. Otherwise the result is a contiguous copy
+ * (cow_tensor_clone) with the new shape, in every mode.
  * Ownership: *out holds one reference. Thread-safety: a read of @t.
  * Errors: as cow_tensor_view() (except that non-viewable strides copy
  * instead of failing), COW_ENOMEM (nothing changed).

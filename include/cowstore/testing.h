@@ -61,7 +61,6 @@ COW_API cow_status_t cow_allocator_fault_new(cow_allocator_t *inner,
 /**
  * cow_allocator_fault_fail_nth - fail the @n-th allocation from now (1 = the
  * next one), once; later allocations succeed. @n = 0 disarms.
- * Ownership: borrows @allocator for the call.
  * Thread-safety: any thread (atomic stores); allocations that run during
  * the call may count from before or after it.
  * Errors: COW_EINVAL if @allocator is NULL or not a fault allocator.
@@ -73,7 +72,7 @@ COW_API cow_status_t cow_allocator_fault_fail_nth(cow_allocator_t *allocator,
  * cow_allocator_fault_fail_random - fail each allocation with probability
  * @probability (0..1), decided by a deterministic generator seeded with
  * @seed: the k-th allocation after arming fails or not as a pure function of
- * (seed, k). Ownership: borrows @allocator for the call.
+ * (seed, k).
  * Thread-safety: as fault_fail_nth (with several allocating threads,
  * which allocation is the k-th depends on timing).
  * Errors: COW_EINVAL (bad handle, probability outside 0..1 or NaN).
@@ -82,8 +81,8 @@ COW_API cow_status_t cow_allocator_fault_fail_random(
     cow_allocator_t *allocator, double probability, uint64_t seed);
 
 /**
- * cow_allocator_fault_disarm - stop failing. Ownership: borrows
- * @allocator for the call. Thread-safety: any thread (an atomic store).
+ * cow_allocator_fault_disarm - stop failing. Thread-safety: any thread (an
+ * atomic store).
  * Errors: COW_EINVAL (bad handle).
  */
 COW_API cow_status_t cow_allocator_fault_disarm(cow_allocator_t *allocator);

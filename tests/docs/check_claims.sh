@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # check_claims.sh - every cost claim and every cross-thread guarantee in the
-# comments of the public headers names the test or the measurement that
-# backs it, and every such reference resolves.
+# comments of the public headers has a row in the claims table
+# (docs/claims.md) naming the tests or the measurements that back it, and
+# every reference of the table resolves.
 #
-# Usage: check_claims.sh TESTS HEADER ...
+# Usage: check_claims.sh TESTS TABLE HEADER ...
 #   TESTS   the test names references may use: a file holding the output
 #           of `ctest -N`, or a build directory, whose CTestTestfile.cmake
 #           files (the top one and its subdirs()) are what `ctest -N` reads
 #           (running ctest from a test would rewrite the running ctest's
 #           Testing/Temporary/LastTest.log).
+#   TABLE   the claims table, a Markdown file (docs/claims.md).
 #   HEADER  a header, or a directory whose *.h are read.
 #
 # The comments of each header are cut into sentences (at ". ", "? ", "! ",
 # at a blank comment line and before a "- " list item). A sentence is a
-# claim when, its references set aside, it contains (case-insensitive):
+# claim when it contains (case-insensitive):
 # - a cost: "cost(s)", "O(1)", "O(n)", "O(log", "one atomic", "no
 #   atomic", "instruction", "no call(s)", "no library call(s)", "no
 #   refcount", "no allocation", "allocates nothing", "allocate, ...
@@ -29,30 +31,44 @@
 # Words that only describe a mechanism ("an atomic store") or warn that a
 # value may be stale are not claims.
 #
-# A claim must carry a reference in the same sentence:
-#   (tested: NAME[, NAME ...])  or  (measured: WHAT[, WHAT ...])
-# or both, "(tested: A; measured: B)"; a reference may also end another
-# parenthesis after "; ", as in "(nothing is copied; tested: A)". An item
-# with a "/" is a path from the repository root, optionally with "#anchor"
-# (a Markdown heading of that file, as GitHub makes anchors); any other
-# item is a ctest name. A ctest name of a unit or thread program may name
-# one test in it: unit.storage:zero_size_rule is Test(storage,
-# zero_size_rule) of tests/unit/test_storage.c, threads.shadow_threads:
-# handler_switch the function handler_switch() of
-# tests/threads/test_shadow_threads.c.
+# Each sentence sits somewhere: "preamble" (the header's first comment), the
+# NAME of a comment that opens "NAME - " (a function's doc comment), or
+# else the name the code after the comment declares (an enum constant, or
+# the first function of a section).
 #
-# Every reference anywhere in the comments is checked: a ctest name must be
-# in TESTS, a test named in it must be in its source, a path must exist, an
-# anchor must be a heading of its file. A name whose family (the part
-# before its first ".") has no test at all in TESTS is registered only in
-# other configurations (interleave.* in the asan preset, say): it is
-# counted as unchecked here, not refused; the builds that register the
-# family check it (a test named in it is checked in every build).
+# The table: every Markdown table row of TABLE whose first cell is not
+# "header" is a row, with four cells:
+#   | header | where | claim | backed by |
+#   | `stats.h` | cow_stats_reset | `never lost` | tested: `threads.counters` |
+# header is the header's file name; where is where the sentence sits, as
+# above; claim is a fragment of the sentence (whitespace-normalised; no
+# "|") that occurs in exactly one sentence of that header and place;
+# backed by is "tested: NAME[, NAME ...]", "measured: WHAT[, WHAT ...]"
+# or both, "tested: A; measured: B" (backquotes are dropped). An item with
+# a "/" is a path from the repository root, optionally with "#anchor" (a
+# Markdown heading of that file, as GitHub makes anchors); any other item
+# is a ctest name. A ctest name of a unit or thread program may name one
+# test in it: unit.storage:zero_size_rule is Test(storage, zero_size_rule)
+# of tests/unit/test_storage.c, threads.shadow_threads:handler_switch the
+# function handler_switch() of tests/threads/test_shadow_threads.c.
 #
-# Prints each unbacked claim and each dangling reference, then
-# "check_claims: N claims (C cost, T cross-thread), U unbacked; R
-# references, D dangling, K unchecked here". Exit status: 0 when U and D
-# are 0, 1 otherwise, 2 on a usage error.
+# Refused: a claim no row matches (unbacked); a row that matches no claim
+# (stale: the sentence changed or went, or no longer makes a claim), more
+# than one, or that lacks a cell or a reference (all counted as stale); a
+# "(tested: ...)" or "(measured: ...)" left in a header comment (counted
+# as dangling: the reference belongs in the table). Every reference of the
+# table is checked: a ctest name must be in TESTS, a test named in it must
+# be in its source, a path must exist, an anchor must be a heading of its
+# file. A name whose family (the part before its first ".") has no test at
+# all in TESTS is registered only in other configurations (interleave.* in
+# the asan preset, say): it is counted as unchecked here, not refused; the
+# builds that register the family check it (a test named in it is checked
+# in every build).
+#
+# Prints each unbacked claim, each stale row and each dangling reference,
+# then "check_claims: N claims (C cost, T cross-thread), U unbacked; W
+# rows, S stale; R references, D dangling, K unchecked here". Exit status:
+# 0 when U, S and D are 0, 1 otherwise, 2 on a usage error.
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -60,12 +76,13 @@ repo_root=$(cd "$script_dir/../.." && pwd)
 # shellcheck source=lib.sh
 . "$script_dir/lib.sh"
 
-if [ $# -lt 2 ]; then
-	echo "usage: check_claims.sh BUILD_DIR|CTEST_N_OUTPUT HEADER|DIR ..." >&2
+if [ $# -lt 3 ]; then
+	echo "usage: check_claims.sh BUILD_DIR|CTEST_N_OUTPUT TABLE HEADER|DIR ..." >&2
 	exit 2
 fi
 tests_arg=$1
-shift
+table=$2
+shift 2
 
 # The tests registered in a build directory, as `ctest -N` prints them:
 # add_test([=[NAME]=] ...) lines, and the directories subdirs() names.
@@ -98,6 +115,12 @@ if ! grep -q '^ *Test *#[0-9]*: ' "$tests_file"; then
 	echo "check_claims: no test names in $tests_arg" >&2
 	exit 2
 fi
+if [ ! -f "$table" ]; then
+	echo "check_claims: no claims table $table" >&2
+	exit 2
+fi
+# How the messages name the table: from the repository root when it is in it.
+table_name=${table#"$repo_root"/}
 
 docs_headers check_claims "$@"
 
@@ -168,10 +191,16 @@ resolve() {
 	echo "refs $ntotal $nbad $nunchecked"
 }
 
-# POSIX awk (mawk and gawk both run it). Prints the unbacked claims, a
-# "refs" line per reference item (for resolve) and the claim counts.
-awk '
-BEGIN { nclaims = 0; ncostc = 0; nthreadc = 0; nunbacked = 0; nbadform = 0 }
+# POSIX awk (mawk and gawk both run it): the headers, then the table (the
+# last file). Prints the references left in headers, the unbacked claims,
+# the stale rows, a "REF" line per reference item of the table (for
+# resolve) and the counts.
+awk -v table="$table" -v table_name="$table_name" '
+BEGIN {
+	nclaims = 0; ncostc = 0; nthreadc = 0; nunbacked = 0
+	nmisplaced = 0; nbadform = 0; nrows = 0; nstale = 0
+	nsent = 0; npending = 0
+}
 
 # The keywords of the header comment, on a sentence in lower case.
 function is_cost(s) {
@@ -196,58 +225,62 @@ function is_thread(s) {
 	    s ~ /no (user )?synchronisation/
 }
 
-# Take the references out of sentence s: print each item for resolve(),
-# count them in nrefs, and return s without them.
-function take_refs(s, file, line,    out, rest, body, n, groups, g, i, k,
-    items, item, label) {
-	nrefs = 0
+function trim(s) {
+	gsub(/^[ \t]+|[ \t]+$/, "", s)
+	return s
+}
+
+# The file name of a path.
+function base(path) {
+	sub(/.*\//, "", path)
+	return path
+}
+
+# A reference left in a header: refuse it (it belongs in the table) and
+# return s without it, "(x; tested: A)" becoming "(x)".
+function drop_refs(s, file, line,    out, rest, body, pre) {
 	out = ""
 	rest = s
 	while (match(rest, /(\(|; )(tested|measured): [^)]*\)/)) {
-		out = out substr(rest, 1, RSTART - 1) ")"
 		body = substr(rest, RSTART, RLENGTH - 1)
 		sub(/^(\(|; )/, "", body)
-		rest = substr(rest, RSTART + RLENGTH)
-		n = split(body, groups, ";")
-		for (g = 1; g <= n; g++) {
-			sub(/^[ \t]+/, "", groups[g])
-			label = groups[g]
-			sub(/:.*/, "", label)
-			if (label != "tested" && label != "measured") {
-				printf "%s:%d: reference part \"%s\" is not " \
-				    "tested: or measured:\n", file, line, groups[g]
-				nbadform++
-				continue
-			}
-			sub(/^[a-z]+:[ \t]*/, "", groups[g])
-			k = split(groups[g], items, ",")
-			for (i = 1; i <= k; i++) {
-				item = items[i]
-				gsub(/^[ \t]+|[ \t]+$/, "", item)
-				if (item == "" || item ~ /[ \t]/) {
-					printf "%s:%d: reference item \"%s\" is " \
-					    "not one name or path\n", file, line, item
-					nbadform++
-					continue
-				}
-				printf "REF\t%s\t%d\t%s\n", file, line, item
-				nrefs++
-			}
+		printf "MISPLACED\t%s:%d: \"%s\" in a header comment: " \
+		    "move it to %s\n", file, line, body, table_name
+		nmisplaced++
+		pre = substr(rest, 1, RSTART - 1)
+		if (substr(rest, RSTART, 1) == "(") {
+			rest = substr(rest, RSTART + RLENGTH)
+			if (rest == "" || rest ~ /^[.,;:)]/)
+				sub(/ +$/, "", pre)
+			out = out pre
+		} else {
+			out = out pre ")"
+			rest = substr(rest, RSTART + RLENGTH)
 		}
 	}
 	return out rest
 }
 
-function sentence(file, line, text,    plain, low, c, t) {
+# Record one sentence of a comment of file at line.
+function sentence(file, line, text,    low, c, t) {
 	gsub(/[ \t]+/, " ", text)
-	sub(/^ /, "", text)
-	sub(/ $/, "", text)
+	text = trim(text)
 	if (text == "")
 		return
-	plain = take_refs(text, file, line)
-	low = tolower(plain)
+	text = trim(drop_refs(text, file, line))
+	low = tolower(text)
 	c = is_cost(low)
 	t = is_thread(low)
+	nsent++
+	s_file[nsent] = file
+	s_base[nsent] = base(file)
+	s_line[nsent] = line
+	s_text[nsent] = text
+	s_where[nsent] = cwhere
+	s_kind[nsent] = (c && t) ? "cost and cross-thread" : \
+	    (c ? "cost" : (t ? "cross-thread" : ""))
+	if (cwhere == "")
+		pend[++npending] = nsent
 	if (!c && !t)
 		return
 	nclaims++
@@ -255,28 +288,80 @@ function sentence(file, line, text,    plain, low, c, t) {
 		ncostc++
 	if (t)
 		nthreadc++
-	if (nrefs == 0) {
-		nunbacked++
-		if (length(text) > 160)
-			text = substr(text, 1, 157) "..."
-		printf "%s:%d: unbacked %s claim: %s\n", file, line,
-		    (c && t) ? "cost and cross-thread" : (c ? "cost" : \
-		    "cross-thread"), text
-	}
 }
 
-# Cut the text of one comment (lines joined by "\n", each line starting at
-# the line number in starts[]) into sentences.
-function flush_comment(file,    nl, lines, i, ln, cur, curline, rest, p) {
+# The name a line of code declares: the macro of a #define, the function
+# of a declaration ("(*name)" for a function pointer), the identifier
+# before "=" or ";", else its first identifier but a keyword.
+function decl_of(text,    head, rest) {
+	if (match(text, /^[ \t]*#[ \t]*define[ \t]+[A-Za-z_][A-Za-z0-9_]*/)) {
+		head = substr(text, 1, RLENGTH)
+		sub(/.*[ \t]/, "", head)
+		return head
+	}
+	if (index(text, "(") > 0) {
+		head = text
+		sub(/\(.*/, "", head)
+		rest = substr(text, length(head) + 2)
+		if (match(rest, /^[ \t]*\*[ \t]*[A-Za-z_][A-Za-z0-9_]*/)) {
+			rest = substr(rest, 1, RLENGTH)
+			gsub(/[ \t*]/, "", rest)
+			return rest
+		}
+		text = head
+	} else if (index(text, "=") > 0) {
+		sub(/=.*/, "", text)
+	} else if (index(text, ";") > 0) {
+		sub(/;.*/, "", text)
+	} else {
+		while (sub(/(^|[ \t])(typedef|struct|enum|union|const|static)[ \t]+/,
+		    " ", text))
+			;
+		if (match(text, /[A-Za-z_][A-Za-z0-9_]*/))
+			return substr(text, RSTART, RLENGTH)
+		return ""
+	}
+	sub(/[ \t*\[\]0-9]+$/, "", text)
+	if (match(text, /[A-Za-z_][A-Za-z0-9_]*$/))
+		return substr(text, RSTART, RLENGTH)
+	return ""
+}
+
+# Sentences waiting for the code after their comment: give them where.
+function settle(where,    i) {
+	for (i = 1; i <= npending; i++)
+		s_where[pend[i]] = where
+	npending = 0
+}
+
+# Cut the text of one comment (lines joined by "\n", the first at line
+# cstart) into sentences; cwhere is where they sit ("" until the code after
+# the comment says).
+function flush_comment(file,    nl, lines, i, ln, cur, curline, rest, p,
+    first) {
 	nl = split(ctext, lines, "\n")
-	cur = ""
-	curline = cstart
 	for (i = 1; i <= nl; i++) {
 		ln = lines[i]
 		sub(/^[ \t]*\/\*+/, "", ln)
 		sub(/\*+\/[ \t]*$/, "", ln)
 		sub(/^[ \t]*\*+([ \t]|$)/, "", ln)
 		sub(/^[ \t]*\/\/+/, "", ln)
+		lines[i] = ln
+		if (first == "" && ln !~ /^[ \t]*$/)
+			first = ln
+	}
+	if (ncomments++ == 0)
+		cwhere = "preamble"
+	else if (match(first, /^[ \t]*[A-Za-z_][A-Za-z0-9_]* - /)) {
+		cwhere = substr(first, RSTART, RLENGTH)
+		sub(/ - $/, "", cwhere)
+		cwhere = trim(cwhere)
+	} else
+		cwhere = cbefore
+	cur = ""
+	curline = cstart
+	for (i = 1; i <= nl; i++) {
+		ln = lines[i]
 		if (ln ~ /^[ \t]*$/ || ln ~ /^[ \t]*- /) {
 			sentence(file, curline, cur)
 			cur = ""
@@ -301,7 +386,116 @@ function flush_comment(file,    nl, lines, i, ln, cur, curline, rest, p) {
 	ctext = ""
 }
 
-FNR == 1 { in_comment = 0 }
+# A comment starts at column p of line: cbefore is what the code before it
+# on the same line declares.
+function comment_start(line, p) {
+	cbefore = p > 1 ? decl_of(substr(line, 1, p - 1)) : ""
+	ctext = substr(line, p)
+	cstart = FNR
+}
+
+# One table row, its cells split: check it and match it to one sentence.
+function row(lnum, line,    cells, n, i, hdr, where, frag, backing, hits, j,
+    near, g, ng, groups, label, k, items, item, nitems) {
+	line = trim(line)
+	sub(/^\|/, "", line)
+	sub(/\|$/, "", line)
+	n = split(line, cells, "|")
+	for (i = 1; i <= n; i++)
+		cells[i] = trim(cells[i])
+	if (cells[1] == "header")
+		return
+	nrows++
+	if (n != 4) {
+		printf "%s:%d: a row has %d cells, not 4 (header, where, " \
+		    "claim, backed by)\n", table_name, lnum, n
+		nstale++
+		return
+	}
+	hdr = cells[1]; gsub(/`/, "", hdr)
+	where = cells[2]; gsub(/`/, "", where)
+	frag = cells[3]
+	if (frag ~ /^`.*`$/)
+		frag = substr(frag, 2, length(frag) - 2)
+	gsub(/[ \t]+/, " ", frag)
+	frag = trim(frag)
+	backing = cells[4]; gsub(/`/, "", backing)
+	if (frag == "") {
+		printf "%s:%d: a row quotes no claim\n", table_name, lnum
+		nstale++
+		return
+	}
+
+	hits = 0
+	near = ""
+	for (j = 1; j <= nsent; j++) {
+		if (s_base[j] != hdr || index(s_text[j], frag) == 0)
+			continue
+		if (s_where[j] != where) {
+			near = near (near == "" ? "" : ", ") s_where[j]
+			continue
+		}
+		hits++
+		matched[j] = 1
+	}
+	if (hits != 1) {
+		if (hits > 1)
+			printf "%s:%d: \"%s\" is in %d sentences of %s (%s): " \
+			    "quote more\n", table_name, lnum, frag, hits, hdr,
+			    where
+		else
+			printf "%s:%d: stale row: no sentence of %s (%s) " \
+			    "contains \"%s\"%s\n", table_name, lnum, hdr, where,
+			    frag, near == "" ? "" : "; it is in: " near
+		nstale++
+		return
+	}
+
+	nitems = 0
+	ng = split(backing, groups, ";")
+	for (g = 1; g <= ng; g++) {
+		groups[g] = trim(groups[g])
+		label = groups[g]
+		sub(/:.*/, "", label)
+		if (label != "tested" && label != "measured" ||
+		    index(groups[g], ":") == 0) {
+			printf "%s:%d: reference part \"%s\" is not " \
+			    "tested: or measured:\n", table_name, lnum, groups[g]
+			nbadform++
+			continue
+		}
+		sub(/^[a-z]+:[ \t]*/, "", groups[g])
+		k = split(groups[g], items, ",")
+		for (i = 1; i <= k; i++) {
+			item = trim(items[i])
+			if (item == "" || item ~ /[ \t]/) {
+				printf "%s:%d: reference item \"%s\" is not " \
+				    "one name or path\n", table_name, lnum, item
+				nbadform++
+				continue
+			}
+			print "REF\t" table_name "\t" lnum "\t" item
+			nitems++
+		}
+	}
+	if (nitems == 0) {
+		printf "%s:%d: the row names no test or measurement\n",
+		    table_name, lnum
+		nstale++
+	}
+}
+
+FNR == 1 {
+	settle("(end of file)")
+	in_comment = 0
+	ncomments = 0
+}
+
+FILENAME == table {
+	if ($0 ~ /^[ \t]*\|/ && $0 !~ /^[ \t]*\|[ \t:|-]*$/)
+		rows[++nrowlines] = FNR "\t" $0
+	next
+}
 
 {
 	line = $0
@@ -315,15 +509,18 @@ FNR == 1 { in_comment = 0 }
 	}
 	p = index(line, "/*")
 	q = index(line, "//")
+	code = line
+	if (p > 0 || q > 0)
+		code = substr(line, 1, (q > 0 && (p == 0 || q < p) ? q : p) - 1)
+	if (code ~ /[A-Za-z_]/)
+		settle(decl_of(code))
 	if (q > 0 && (p == 0 || q < p)) {
-		ctext = substr(line, q)
-		cstart = FNR
+		comment_start(line, q)
 		flush_comment(FILENAME)
 		next
 	}
 	if (p > 0) {
-		ctext = substr(line, p)
-		cstart = FNR
+		comment_start(line, p)
 		if (index(substr(line, p + 2), "*/") > 0)
 			flush_comment(FILENAME)
 		else
@@ -332,19 +529,43 @@ FNR == 1 { in_comment = 0 }
 }
 
 END {
-	printf "CLAIMS\t%d\t%d\t%d\t%d\t%d\n", nclaims, ncostc, nthreadc,
-	    nunbacked, nbadform
+	settle("(end of file)")
+	for (r = 1; r <= nrowlines; r++) {
+		lnum = rows[r]
+		sub(/\t.*/, "", lnum)
+		rowtext = rows[r]
+		sub(/^[0-9]+\t/, "", rowtext)
+		row(lnum, rowtext)
+	}
+	for (j = 1; j <= nsent; j++) {
+		if (s_kind[j] == "" || matched[j])
+			continue
+		nunbacked++
+		text = s_text[j]
+		if (length(text) > 160)
+			text = substr(text, 1, 157) "..."
+		printf "UNBACKED\t%s:%d: unbacked %s claim (%s): %s\n", s_file[j],
+		    s_line[j], s_kind[j], s_where[j], text
+	}
+	printf "CLAIMS\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", nclaims, ncostc,
+	    nthreadc, nunbacked, nbadform, nrows, nstale, nmisplaced
 }
-' "${headers[@]}" >"$out_file"
+' "${headers[@]}" "$table" >"$out_file"
 
-grep -v -e '^REF	' -e '^CLAIMS	' "$out_file" || true
-IFS=$'\t' read -r _ nclaims ncost nthread nunbacked nbadform \
-    < <(grep '^CLAIMS	' "$out_file")
+# The references left in headers, the unbacked claims, then the rows'
+# messages.
+sed -n 's/^MISPLACED	//p' "$out_file"
+sed -n 's/^UNBACKED	//p' "$out_file"
+grep -v -e '^REF	' -e '^CLAIMS	' -e '^UNBACKED	' -e '^MISPLACED	' \
+    "$out_file" || true
+IFS=$'\t' read -r _ nclaims ncost nthread nunbacked nbadform nrows nstale \
+    nmisplaced < <(grep '^CLAIMS	' "$out_file")
 resolved=$({ grep '^REF	' "$out_file" || true; } | cut -f2- | resolve)
 printf '%s\n' "$resolved" | grep -v '^refs ' || true
 read -r _ nrefs ndangling nunchecked < <(printf '%s\n' "$resolved" | grep '^refs ')
 ndangling=$((ndangling + nbadform))
 echo "check_claims: $nclaims claims ($ncost cost, $nthread cross-thread)," \
-    "$nunbacked unbacked; $nrefs references, $ndangling dangling," \
-    "$nunchecked unchecked here"
-[ "$nunbacked" -eq 0 ] && [ "$ndangling" -eq 0 ]
+    "$nunbacked unbacked; $nrows rows, $nstale stale; $nrefs references," \
+    "$ndangling dangling, $nunchecked unchecked here, $nmisplaced in headers"
+[ "$nunbacked" -eq 0 ] && [ "$nstale" -eq 0 ] && [ "$ndangling" -eq 0 ] &&
+    [ "$nmisplaced" -eq 0 ]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # check_header_docs.sh - every public function of the cowstore headers states
-# its thread-safety and errors, and its ownership whenever it has any.
+# its thread-safety and errors, and its ownership whenever something moves,
+# and no comment states ownership as filler.
 #
 # Usage: check_header_docs.sh [INCLUDE_DIR ...]
 #   INCLUDE_DIR  a directory of public headers (default: include/cowstore of
@@ -14,24 +15,26 @@
 # part of a COW_API declaration nor of the comment (a blank line, another
 # comment, any other code). The comment must contain the words
 # "Thread-safety:" and "Errors:" (case-sensitive, colon included), and
-# "Ownership:" when a declaration of the group can pass ownership or
-# borrow: it returns a pointer, or takes a pointer that is not const (an
-# out-parameter, an object it changes or keeps) or a pointer to a pointer.
-# A function that takes values and const pointers only and returns a value
-# has no ownership to state, and its comment leaves "Ownership:" out. A
-# file-level preamble does not count: the words must be in the comment of
-# each function.
+# "Ownership:" when a declaration of the group hands out, keeps or consumes
+# something: it returns a pointer (whose is it, how long is it valid), takes
+# a pointer to a pointer (what *out holds), or its name ends in _retain,
+# _release, _destroy, _close or _free (a reference or a handle is added or
+# consumed). A file-level preamble does not count: the words must be in the
+# comment of each function.
 #
-# "Ownership: none" is refused in every comment of the headers (a function's
-# or any other, across a line break too), whatever follows it: it is filler
-# ("Ownership: none (returns a value)"). Where there is nothing to own, leave
-# "Ownership:" out; where there is, say it ("*out is filled; nothing to
-# release", "@t is borrowed for the call").
+# The rest is common.h's rule: arguments are borrowed while the call runs
+# and nothing moves unless the comment says so. A function that keeps an
+# argument past the call (a context, a reference) says so under
+# "Ownership:" too; no rule can see that, so review does. Saying the default
+# is filler, refused in every comment of the headers (a function's or any
+# other, across a line break too): "Ownership: none", "nothing to release",
+# "borrowed for the call", "borrows @x for the call", "reference(s)
+# is/are unchanged".
 #
-# Prints each function that fails and the words it lacks, and each
-# "Ownership: none", then the summary "check_header_docs: N functions, M
-# incomplete, K Ownership: none". Exit status: 0 when M and K are 0, 1
-# otherwise, 2 on a usage error.
+# Prints each function that fails and the words it lacks, and each filler
+# phrase, then the summary "check_header_docs: N functions, M incomplete,
+# K filler". Exit status: 0 when M and K are 0, 1 otherwise, 2 on a usage
+# error.
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -85,40 +88,45 @@ function decl_name(text,    head, rest) {
 	return "?"
 }
 
-# Can the declaration pass ownership or borrow? It returns a pointer, or
-# one of its parameters is a pointer to non-const or a pointer to a pointer.
-function has_ownership(text,    head, params, n, p, i) {
+# Does something move? The declaration returns a pointer, takes a pointer
+# to a pointer, or is named for a reference or handle it adds or consumes.
+function has_ownership(text, name,    head, params) {
+	if (name ~ /_(retain|release|destroy|close|free)$/)
+		return 1
 	sub(/^[ \t]*COW_API[ \t]+/, "", text)
 	head = text
 	sub(/\(.*/, "", head)
 	if (index(head, "*") > 0)
 		return 1
 	params = substr(text, length(head) + 2)
-	sub(/\)[^)]*$/, "", params)
-	n = split(params, p, ",")
-	for (i = 1; i <= n; i++) {
-		if (index(p[i], "*") == 0)
-			continue
-		if (index(p[i], "**") > 0 || p[i] !~ /^[ \t]*const[ \t]/)
-			return 1
-	}
-	return 0
+	gsub(/[ \t]+/, "", params)
+	return index(params, "**") > 0
 }
 
-# Every comment, its lines joined (leading "*" dropped): refuse
-# "Ownership: none" in it.
+# Every comment, its lines joined (leading "*" dropped): refuse the filler
+# phrases in it.
 function comment_add(text) {
 	sub(/^[ \t]*\*+/, "", text)
 	ctext = ctext " " text
 }
 
-function comment_end(file,    t) {
+function comment_end(file,    t, f) {
 	t = ctext
 	gsub(/[ \t]+/, " ", t)
-	if (t ~ /Ownership: ?none([^A-Za-z_]|$)/) {
-		nnone++
-		printf "%s:%d: \"Ownership: none\": say what is owned or " \
-		    "borrowed, or leave Ownership: out\n", file, cline
+	f = ""
+	if (match(t, /Ownership: ?none([^A-Za-z_]|$)/))
+		f = "Ownership: none"
+	else if (match(t, /nothing to release/))
+		f = "nothing to release"
+	else if (match(t, /borrow(s|ed) ([^ .;:]+ )?for the call/))
+		f = substr(t, RSTART, RLENGTH)
+	else if (match(t, /references? (is|are) unchanged/))
+		f = substr(t, RSTART, RLENGTH)
+	if (f != "") {
+		nfiller++
+		printf "%s:%d: filler \"%s\": arguments are borrowed and " \
+		    "nothing moves unless a comment says so (common.h); say " \
+		    "what moves, or leave it out\n", file, cline, f
 	}
 	ctext = ""
 }
@@ -138,7 +146,7 @@ BEGIN {
 	nwords = split("Ownership Thread-safety Errors", words, " ")
 	nfuncs = 0
 	nbad = 0
-	nnone = 0
+	nfiller = 0
 }
 
 FNR == 1 {
@@ -170,7 +178,7 @@ FNR == 1 {
 		if (index(line, ";") > 0 || index(line, "{") > 0) {
 			in_decl = 0
 			report(FILENAME, decl_line, decl_name(decl), \
-			    group ? doc : "", has_ownership(decl))
+			    group ? doc : "", has_ownership(decl, decl_name(decl)))
 		}
 		next
 	}
@@ -193,7 +201,7 @@ FNR == 1 {
 		decl_line = FNR
 		if (index(line, ";") > 0 || index(line, "{") > 0)
 			report(FILENAME, decl_line, decl_name(decl), \
-			    group ? doc : "", has_ownership(decl))
+			    group ? doc : "", has_ownership(decl, decl_name(decl)))
 		else
 			in_decl = 1
 		next
@@ -209,7 +217,7 @@ FNR == 1 {
 
 END {
 	printf "check_header_docs: %d functions, %d incomplete, " \
-	    "%d Ownership: none\n", nfuncs, nbad, nnone
-	exit (nbad > 0 || nnone > 0 ? 1 : 0)
+	    "%d filler\n", nfuncs, nbad, nfiller
+	exit (nbad > 0 || nfiller > 0 ? 1 : 0)
 }
 ' "${headers[@]}"
