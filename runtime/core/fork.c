@@ -12,32 +12,43 @@
 static cow__atomic_ptr_t fork_hooks[COW__RANK_COUNT];
 /* The hooks the running fork's prepare ran, for its parent and child
  * handlers (a rank registered meanwhile is left alone). Synchronization:
- * fork_lock, which one fork holds from prepare to parent or child. */
+ * fork_lock, which one fork holds from prepare to parent or child: the
+ * first lock it takes (COW__RANK_FORK). */
 static const struct cow__fork_hooks *fork_taken[COW__RANK_COUNT];
-static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t fork_lock = COW__MUTEX_INITIALIZER(COW__RANK_FORK);
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* The @i-th mutex of @h. */
-static pthread_mutex_t *
+static cow__mutex_t *
 fork_mutex(const struct cow__fork_hooks *h, size_t i)
 {
-	size_t stride = h->stride != 0 ? h->stride : sizeof(pthread_mutex_t);
+	size_t stride = h->stride != 0 ? h->stride : sizeof(cow__mutex_t);
 
-	return (pthread_mutex_t *)((char *)h->mutexes + i * stride);
+	return (cow__mutex_t *)((char *)h->mutexes + i * stride);
 }
 
+/* Every lock in rank order: fork_lock's rank comes first, then each
+ * rank's hooks (debug builds check the order as the locks are taken,
+ * core/lockrank.h). */
 static void
 fork_prepare(void)
 {
-	pthread_mutex_lock(&fork_lock);
-	for (int r = 0; r < COW__RANK_COUNT; r++) {
+	cow__lock_fork_begin();
+	cow__mutex_lock(&fork_lock);
+	for (int r = COW__RANK_FORK + 1; r < COW__RANK_COUNT; r++) {
 		const struct cow__fork_hooks *h = cow__ptr_load(&fork_hooks[r]);
 
 		fork_taken[r] = h;
 		if (h == NULL)
 			continue;
-		for (size_t i = 0; i < h->n_mutexes; i++)
-			pthread_mutex_lock(fork_mutex(h, i));
+		for (size_t i = 0; i < h->n_mutexes; i++) {
+			cow__mutex_t *m = fork_mutex(h, i);
+
+			if (m->rank != (enum cow__lock_rank)r)
+				cow__die("fork hooks with a mutex of another "
+				    "rank");
+			cow__mutex_lock(m);
+		}
 		if (h->prepare != NULL)
 			h->prepare();
 	}
@@ -46,7 +57,7 @@ fork_prepare(void)
 static void
 fork_parent(void)
 {
-	for (int r = COW__RANK_COUNT - 1; r >= 0; r--) {
+	for (int r = COW__RANK_COUNT - 1; r > COW__RANK_FORK; r--) {
 		const struct cow__fork_hooks *h = fork_taken[r];
 
 		if (h == NULL)
@@ -54,9 +65,10 @@ fork_parent(void)
 		if (h->parent != NULL)
 			h->parent();
 		for (size_t i = h->n_mutexes; i-- > 0;)
-			pthread_mutex_unlock(fork_mutex(h, i));
+			cow__mutex_unlock(fork_mutex(h, i));
 	}
-	pthread_mutex_unlock(&fork_lock);
+	cow__mutex_unlock(&fork_lock);
+	cow__lock_fork_end();
 }
 
 /* The child has one thread, the one that took every lock: the locks are
@@ -65,7 +77,7 @@ fork_parent(void)
 static void
 fork_child(void)
 {
-	for (int r = COW__RANK_COUNT - 1; r >= 0; r--) {
+	for (int r = COW__RANK_COUNT - 1; r > COW__RANK_FORK; r--) {
 		const struct cow__fork_hooks *h = fork_taken[r];
 
 		if (h == NULL)
@@ -73,9 +85,10 @@ fork_child(void)
 		if (h->child != NULL)
 			h->child();
 		for (size_t i = h->n_mutexes; i-- > 0;)
-			pthread_mutex_init(fork_mutex(h, i), NULL);
+			cow__mutex_reinit(fork_mutex(h, i));
 	}
-	pthread_mutex_init(&fork_lock, NULL);
+	cow__mutex_reinit(&fork_lock);
+	cow__lock_fork_end();
 }
 
 static void
@@ -92,6 +105,8 @@ void
 cow__fork_register(enum cow__lock_rank rank,
     const struct cow__fork_hooks *hooks)
 {
+	if (rank <= COW__RANK_FORK)
+		cow__die("fork hooks for a rank the fork takes no lock of");
 	pthread_once(&fork_once, fork_install);
 	if (cow__ptr_install(&fork_hooks[rank], (void *)hooks) != hooks)
 		cow__die("fork hooks registered twice for one rank");

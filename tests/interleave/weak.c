@@ -17,10 +17,11 @@
  * older than the newest store t has already seen there nor older than the
  * newest store that happens before the load. A read-modify-write reads the
  * newest store. A seq_cst fence is acq_rel, and the fences' rule of the
- * single total order S (fence_sc): S is the order of execution. sync.h
- * has no seq_cst access.
+ * single total order S (fence_sc): S is the order of execution. The
+ * synchronisation headers (core/atomic.h, refcount.h, rwlock.h) have no
+ * seq_cst access.
  *
- * Values. sync.h's atomics run ck's real instructions on real memory, one
+ * Values. Their atomics run ck's real instructions on real memory, one
  * thread at a time, so memory holds the newest store. A load that the
  * scheduler lets read an older store finds that value poked into memory by
  * its hook; the thread's next hook puts the newest back (no other thread
