@@ -105,9 +105,7 @@ pycow_guard_lock(struct pycow_guard *g)
 	for (int i = 0; i < n; i++) {
 		if (!(all >> i & 1))
 			continue;
-		int rc = g->write >> i & 1 ?
-		    cow__rwmutex_write_lock(&stripes[i]) :
-		    cow__rwmutex_read_lock(&stripes[i]);
+		int rc = cow__rwmutex_lock(&stripes[i], g->write >> i & 1);
 		if (rc != 0)
 			Py_FatalError("cowstore: a storage lock failed");
 	}
@@ -134,7 +132,7 @@ static bool
 take_all(void)
 {
 	for (int i = 0; i < STRIPES; i++)
-		if (cow__rwmutex_write_lock(&stripes[i]) != 0)
+		if (cow__rwmutex_lock(&stripes[i], true) != 0)
 			return false;
 	return true;
 }

@@ -3,6 +3,7 @@
  * registered subsystem's locks in rank order, and the copy sections.
  */
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "core/die.h"
 #include "core/fault.h"
@@ -54,41 +55,48 @@ fork_prepare(void)
 	}
 }
 
+/* After the fork, in the reverse order, the parent releases every lock
+ * and the child makes each anew: the child has one thread, the one that
+ * took every lock, and a lock's owner is recorded by thread id, which the
+ * child's thread does not share with its parent. */
 static void
-fork_parent(void)
+fork_mutex_after(cow__mutex_t *m, bool child)
+{
+	if (child)
+		cow__mutex_reinit(m);
+	else
+		cow__mutex_unlock(m);
+}
+
+static void
+fork_after(bool child)
 {
 	for (int r = COW__RANK_COUNT - 1; r > COW__RANK_FORK; r--) {
 		const struct cow__fork_hooks *h = fork_taken[r];
+		void (*hook)(void);
 
 		if (h == NULL)
 			continue;
-		if (h->parent != NULL)
-			h->parent();
+		hook = child ? h->child : h->parent;
+		if (hook != NULL)
+			hook();
 		for (size_t i = h->n_mutexes; i-- > 0;)
-			cow__mutex_unlock(fork_mutex(h, i));
+			fork_mutex_after(fork_mutex(h, i), child);
 	}
-	cow__mutex_unlock(&fork_lock);
+	fork_mutex_after(&fork_lock, child);
 	cow__lock_fork_end();
 }
 
-/* The child has one thread, the one that took every lock: the locks are
- * made anew rather than unlocked (a lock's owner is recorded by thread id,
- * which the child's thread does not share with its parent). */
+static void
+fork_parent(void)
+{
+	fork_after(false);
+}
+
 static void
 fork_child(void)
 {
-	for (int r = COW__RANK_COUNT - 1; r > COW__RANK_FORK; r--) {
-		const struct cow__fork_hooks *h = fork_taken[r];
-
-		if (h == NULL)
-			continue;
-		if (h->child != NULL)
-			h->child();
-		for (size_t i = h->n_mutexes; i-- > 0;)
-			cow__mutex_reinit(fork_mutex(h, i));
-	}
-	cow__mutex_reinit(&fork_lock);
-	cow__lock_fork_end();
+	fork_after(true);
 }
 
 static void

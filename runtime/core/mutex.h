@@ -11,6 +11,7 @@
 #define COW_CORE_MUTEX_H
 
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "core/die.h"
 #include "core/lockrank.h"
@@ -77,27 +78,17 @@ typedef struct cow__rwmutex {
 
 #define COW__RWMUTEX_INITIALIZER(rank) {PTHREAD_RWLOCK_INITIALIZER, (rank)}
 
-/* Each returns the pthread call's result (0: done); the hold is recorded
- * only when it is 0. */
+/* Take @l exclusively (@write) or shared. Each call below returns the
+ * pthread call's result (0: done); the hold is recorded only when it is
+ * 0. */
 static inline int
-cow__rwmutex_read_lock(cow__rwmutex_t *l)
+cow__rwmutex_lock(cow__rwmutex_t *l, bool write)
 {
 	int rc;
 
 	cow__lock_check(l, l->rank);
-	rc = pthread_rwlock_rdlock(&l->pt);
-	if (rc == 0)
-		cow__lock_hold(l, l->rank);
-	return rc;
-}
-
-static inline int
-cow__rwmutex_write_lock(cow__rwmutex_t *l)
-{
-	int rc;
-
-	cow__lock_check(l, l->rank);
-	rc = pthread_rwlock_wrlock(&l->pt);
+	rc = write ? pthread_rwlock_wrlock(&l->pt) :
+	    pthread_rwlock_rdlock(&l->pt);
 	if (rc == 0)
 		cow__lock_hold(l, l->rank);
 	return rc;

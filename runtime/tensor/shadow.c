@@ -70,7 +70,7 @@ shadow_fork_prepare(void)
 {
 	shadow_fork_took = !shadow_in_handler;
 	if (shadow_fork_took)
-		PTHREAD_CHECK(cow__rwmutex_write_lock(&shadow_handler_lock));
+		PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, true));
 }
 
 static void
@@ -85,7 +85,7 @@ shadow_fork_child(void)
 {
 	PTHREAD_CHECK(cow__rwmutex_reinit(&shadow_handler_lock));
 	if (!shadow_fork_took)
-		PTHREAD_CHECK(cow__rwmutex_read_lock(&shadow_handler_lock));
+		PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, false));
 }
 
 static const struct cow__fork_hooks shadow_fork_hooks = {
@@ -129,7 +129,7 @@ cow_shadow_policy_get(void)
 void
 cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx)
 {
-	PTHREAD_CHECK(cow__rwmutex_write_lock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, true));
 	shadow_handler = fn != NULL ? fn : cow_shadow_default_handler;
 	shadow_handler_ctx = fn != NULL ? ctx : NULL;
 	PTHREAD_CHECK(cow__rwmutex_unlock(&shadow_handler_lock));
@@ -138,7 +138,7 @@ cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx)
 void
 cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx)
 {
-	PTHREAD_CHECK(cow__rwmutex_read_lock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, false));
 	if (fn != NULL)
 		*fn = shadow_handler;
 	if (ctx != NULL)
@@ -194,7 +194,7 @@ shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 		return COW_OK;
 	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
 	    generation};
-	PTHREAD_CHECK(cow__rwmutex_read_lock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, false));
 	shadow_in_handler = true;
 	shadow_handler(&ev, shadow_handler_ctx);
 	shadow_in_handler = false;
