@@ -464,14 +464,15 @@ ilv_weak_atomic(int t, enum cow__sched_op op, const void *addr,
 }
 
 /* ------------------------------------------------------------------ */
-/* The lock: the scheduler's model of ck_rwlock, whose reader count and
- * writer flag are locations here with the values the scheduler gives
- * them. ck_rwlock's own handshake between a reader's increment and a
- * writer's claim (store-load fences) is the scheduler's: a reader finds
- * the newest writer flag and the exclusive lock the newest reader count.
- * What the protocol adds, cow__rwlock_wait_readers (a load of the reader
- * count until it reads zero, then an acquire fence), reads any zero that
- * coherence allows, the stale ones included.                         */
+/* The lock: the scheduler's model of the default lock (core/rwlock.h,
+ * ck_rwlock's algorithm), whose reader count and writer flag are locations
+ * here with the values the scheduler gives them. The lock's own handshake
+ * between a reader's increment and a writer's claim (store-load fences) is
+ * the scheduler's: a reader finds the newest writer flag and the exclusive
+ * lock the newest reader count. What the protocol adds,
+ * cow__rwlock_wait_readers (a load of the reader count until it reads
+ * zero, then an acquire fence), reads any zero that coherence allows, the
+ * stale ones included.                                                 */
 
 static struct ilv_loc *
 lock_loc(const unsigned *field)
