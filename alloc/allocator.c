@@ -7,8 +7,8 @@
 
 #include "alloc/allocator.h"
 #include "alloc/cache.h"
+#include "core/atomic.h"
 #include "core/error.h"
-#include "core/sync.h"
 
 void
 cow__allocator_init(cow_allocator_t *a, const cow_allocator_ops_t *ops,

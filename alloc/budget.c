@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "alloc/budget.h"
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/die.h"
 
 /* The budget of the built-in handle owning each slot (set at its init,
  * which happens before any thread can hold credit in the slot). */

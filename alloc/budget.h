@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
 
 /* Requests up to this size are "small" (the jemalloc tcache's bound too). */
 #define COW__BUDGET_SMALL ((size_t)16 << 10)

@@ -9,8 +9,8 @@
 #include <cowstore/testing.h>
 
 #include "alloc/allocator.h"
+#include "core/atomic.h"
 #include "core/error.h"
-#include "core/sync.h"
 
 enum fault_mode { FAULT_OFF, FAULT_NTH, FAULT_RANDOM };
 

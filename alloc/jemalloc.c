@@ -49,9 +49,9 @@
 
 #include "alloc/allocator.h"
 #include "alloc/cache.h"
+#include "core/atomic.h"
 #include "core/error.h"
 #include "core/fork.h"
-#include "core/sync.h"
 
 #ifdef COW_HAVE_JEMALLOC
 /* The private build (cmake/jemalloc.cmake): every name is prefixed. */

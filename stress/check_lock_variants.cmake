@@ -1,8 +1,8 @@
-# check_lock_variants.cmake - every context lock that runtime/core/sync.h can
-# be built with (a COW_LOCK_<NAME> it tests) is in COW_LOCK_VARIANTS, so it
-# is built and stress-tested in every configuration.
-#   cmake -DSYNC_H=<sync.h> -DVARIANTS=NAME|NAME... -P check_lock_variants.cmake
-file(READ ${SYNC_H} text)
+# check_lock_variants.cmake - every context lock that runtime/core/rwlock.h
+# can be built with (a COW_LOCK_<NAME> it tests) is in COW_LOCK_VARIANTS, so
+# it is built and stress-tested in every configuration.
+#   cmake -DRWLOCK_H=<rwlock.h> -DVARIANTS=NAME|NAME... -P check_lock_variants.cmake
+file(READ ${RWLOCK_H} text)
 string(REGEX MATCHALL "defined\\(COW_LOCK_[A-Z0-9_]+\\)" uses "${text}")
 string(REPLACE "|" ";" listed "${VARIANTS}")
 set(seen "")
@@ -12,13 +12,13 @@ foreach(use ${uses})
 endforeach()
 list(REMOVE_DUPLICATES seen)
 if(NOT seen)
-  message(FATAL_ERROR "no COW_LOCK_* choice found in ${SYNC_H}")
+  message(FATAL_ERROR "no COW_LOCK_* choice found in ${RWLOCK_H}")
 endif()
 foreach(name ${seen})
   list(FIND listed ${name} at)
   if(at EQUAL -1)
-    message(FATAL_ERROR "sync.h can be built with COW_LOCK_${name}, which is "
+    message(FATAL_ERROR "rwlock.h can be built with COW_LOCK_${name}, which is "
       "not in COW_LOCK_VARIANTS (CMakeLists.txt): it would never be stress-tested")
   endif()
 endforeach()
-message("lock variants in sync.h: ${seen}; all listed")
+message("lock variants in rwlock.h: ${seen}; all listed")

@@ -2,8 +2,9 @@
  * ring.c - ck_ring (MPMC mode only: ck forbids mixing modes on one ring)
  * annotated for ThreadSanitizer.
  *
- * The library rule that only runtime/core/sync.h includes ck applies to the
- * library; the harness uses ck_ring here, behind this one wrapper.
+ * The rule that only runtime/core/ includes ck applies to the library; the
+ * harness uses ck_ring here, behind this one wrapper (the one exception
+ * tests/layers/check_includes.cmake allows outside the tests' controls).
  *
  * ck_ring orders the hand-off with ck_pr atomics, which on x86_64 are inline
  * assembly TSan cannot see, so TSan sees neither edge:

@@ -1,7 +1,7 @@
 /*
  * cow_protocol.pml - the copy-or-steal protocol of a COW context, step by
  * step as runtime/storage/cow_ctx.c, runtime/storage/storage.c and the lock
- * in runtime/core/sync.h implement it. docs/model.md maps every step to its
+ * in runtime/core/rwlock.h implement it. docs/model.md maps every step to its
  * C line; the bracketed labels ([WRAP], [CLONE], [SOLE], ...) are the ones in
  * the C comments.
  *
@@ -41,7 +41,7 @@
  *				negative control (not a C switch)
  *   MODEL_LOCK_ABSTRACT	any shared/exclusive lock whose calls are one
  *				atomic step each
- *   MODEL_LOCK_BRLOCK		ck_brlock as sync.h once used it (a reader
+ *   MODEL_LOCK_BRLOCK		ck_brlock as the library once used it (a reader
  *				record registered for one critical section):
  *				a lock whose calls are several steps, kept as
  *				a negative control
@@ -111,8 +111,8 @@
 /* cow__ctx_t, one per thread that may allocate one in [WRAP]. */
 bool	ctx_alive[NCTX];	/* allocated and not freed */
 byte	shares[NCTX];		/* cow__refcount_t shares */
-byte	writer[NCTX];		/* ck_rwlock_t writer */
-byte	n_readers[NCTX];	/* ck_rwlock_t n_readers */
+byte	writer[NCTX];		/* cow__rwlock_t writer */
+byte	n_readers[NCTX];	/* cow__rwlock_t readers */
 
 byte	s0ctx = NULL;		/* storage 0's ctx field (installed by CAS) */
 #ifdef MODEL_LOCK_BRLOCK
@@ -177,7 +177,7 @@ byte	fails;			/* allocation failures so far */
 #endif
 
 /* ---------------------------------------------------------------- */
-/* runtime/core/sync.h                                               */
+/* runtime/core/refcount.h and runtime/core/rwlock.h                 */
 
 /* cow__ref_get: ck_pr_faa_uint(+1); dies on a dead object. */
 inline ref_get(c)
@@ -201,9 +201,9 @@ inline ref_sub(c, old)
 
 #ifdef MODEL_LOCK_ABSTRACT
 /* Any shared/exclusive lock, each operation one atomic step. The other
- * choices of sync.h (COW_LOCK_PFLOCK, COW_LOCK_PTHREAD) are this, provided
+ * choices of rwlock.h (COW_LOCK_PFLOCK, COW_LOCK_PTHREAD) are this, provided
  * a shared unlock touches the lock no more after the step that releases it
- * (sync.h; MODEL_LOCK_BRLOCK below is a lock that does). A lock call on a
+ * (rwlock.h; MODEL_LOCK_BRLOCK below is a lock that does). A lock call on a
  * freed context goes on to fail its access check instead of blocking. */
 inline read_lock(c)
 {
@@ -242,12 +242,12 @@ inline wait_readers(c)
 }
 
 #elif defined(MODEL_LOCK_BRLOCK)
-/* ck_brlock (ck_brlock.h), used the way sync.h once did: each copier puts a
- * reader record on its stack and registers it around its one critical
- * section (register + lock, unlock + unregister). The writer flag and the
- * list of registered records live in the context; a record (rd_n, one per
- * thread) lives on the copier's stack and is never freed. Registering and
- * unregistering take the writer flag themselves. */
+/* ck_brlock (ck_brlock.h), used the way the library once did: each copier
+ * puts a reader record on its stack and registers it around its one
+ * critical section (register + lock, unlock + unregister). The writer flag
+ * and the list of registered records live in the context; a record (rd_n,
+ * one per thread) lives on the copier's stack and is never freed.
+ * Registering and unregistering take the writer flag themselves. */
 inline br_write_lock(c)
 {
 	do						/* fas(writer) */
@@ -322,10 +322,10 @@ inline wait_readers(c)
 	write_unlock(c)
 }
 
-#else /* ck_rwlock, the default lock of sync.h */
+#else /* the default lock of rwlock.h (ck_rwlock's algorithm) */
 
-/* cow__rwlock_read_lock, default lock: cow__ck_rwlock_read_lock,
- * while (!ck_rwlock_read_trylock(ck)) backoff. */
+/* cow__rwlock_read_lock, default lock: cow__rwlock_own_read_lock,
+ * while (!cow__rwlock_read_trylock(l)) backoff. */
 inline read_lock(c)
 {
 	do
@@ -346,14 +346,14 @@ inline read_lock(c)
 	v = 0
 }
 
-/* cow__rwlock_read_unlock: ck_rwlock_read_unlock, ck_pr_dec(n_readers). */
+/* cow__rwlock_read_unlock: cow__rwlock_own_read_unlock, ck_pr_dec(readers). */
 inline read_unlock(c)
 {
 	atomic { CTX_ACCESS(c); assert(n_readers[c] > 0); n_readers[c]-- }
 }
 
-/* cow__rwlock_wait_readers (ck_rwlock): the last share holder waits until
- * no copier is inside, loading n_readers; it never claims the writer flag,
+/* cow__rwlock_wait_readers (default lock): the last share holder waits until
+ * no copier is inside, loading readers; it never claims the writer flag,
  * because no copier can arrive (property 8, checked here). */
 inline wait_readers(c)
 {

@@ -37,22 +37,25 @@
  * ops (other fork handlers that use tensors) take none: it already holds
  * every stripe, and waiting for one would wait for itself.
  */
-#include <pthread.h>
-
 #include "core/fault.h"
+#include "core/mutex.h"
 #include "pycow.h"
 
 #define STRIPES 64
 /* A guard is a set of stripes, one bit each. */
 _Static_assert(STRIPES <= 64, "struct pycow_guard has a bit per stripe");
 
-static pthread_rwlock_t stripes[STRIPES] = {
-#define L4 PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER, \
-	PTHREAD_RWLOCK_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER
+/* Rank COW__RANK_PY_STRIPES (core/lockrank.h), before every lock of the
+ * library: an op holds its stripes while it calls the library. Debug
+ * builds check that a thread takes them in address (index) order. */
+static cow__rwmutex_t stripes[STRIPES] = {
+#define L1 COW__RWMUTEX_INITIALIZER(COW__RANK_PY_STRIPES)
+#define L4 L1, L1, L1, L1
 #define L16 L4, L4, L4, L4
 	L16, L16, L16, L16
 #undef L16
 #undef L4
+#undef L1
 };
 
 /* Forks under way on this thread, between the before and after handlers
@@ -102,8 +105,7 @@ pycow_guard_lock(struct pycow_guard *g)
 	for (int i = 0; i < n; i++) {
 		if (!(all >> i & 1))
 			continue;
-		int rc = g->write >> i & 1 ? pthread_rwlock_wrlock(&stripes[i]) :
-		    pthread_rwlock_rdlock(&stripes[i]);
+		int rc = cow__rwmutex_lock(&stripes[i], g->write >> i & 1);
 		if (rc != 0)
 			Py_FatalError("cowstore: a storage lock failed");
 	}
@@ -121,7 +123,7 @@ pycow_guard_unlock(struct pycow_guard *g)
 	in_ops--;
 	for (int i = n - 1; i >= 0; i--)
 		if (all >> i & 1)
-			pthread_rwlock_unlock(&stripes[i]);
+			cow__rwmutex_unlock(&stripes[i]);
 }
 
 /* --- fork ---------------------------------------------------------- */
@@ -130,7 +132,7 @@ static bool
 take_all(void)
 {
 	for (int i = 0; i < STRIPES; i++)
-		if (pthread_rwlock_wrlock(&stripes[i]) != 0)
+		if (cow__rwmutex_lock(&stripes[i], true) != 0)
 			return false;
 	return true;
 }
@@ -173,7 +175,7 @@ fork_after_in_parent(PyObject *mod, PyObject *unused)
 	if (forking == 0 || --forking > 0)
 		Py_RETURN_NONE;
 	for (int i = STRIPES - 1; i >= 0; i--)
-		pthread_rwlock_unlock(&stripes[i]);
+		cow__rwmutex_unlock(&stripes[i]);
 	Py_RETURN_NONE;
 }
 
@@ -184,7 +186,7 @@ fork_after_in_child(PyObject *mod, PyObject *unused)
 	if (forking == 0)
 		Py_RETURN_NONE;
 	for (int i = 0; i < STRIPES; i++)
-		if (pthread_rwlock_init(&stripes[i], NULL) != 0)
+		if (cow__rwmutex_reinit(&stripes[i]) != 0)
 			Py_FatalError("cowstore: a storage lock failed after a fork");
 	/* Inside an outer fork's handlers: this (only) thread holds them. */
 	if (--forking > 0 && !take_all())

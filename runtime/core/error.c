@@ -1,6 +1,5 @@
 /*
- * error.c - status names, the thread-local error message, cow__die, and
- * the debug record of shared lock holds (core/sync.h).
+ * error.c - status names, the thread-local error message, cow__die.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,15 +7,10 @@
 
 #include "core/die.h"
 #include "core/error.h"
-#include "core/sync.h"
 
 #define ERROR_MAX 256
 
 static _Thread_local char error_buffer[ERROR_MAX];
-
-#ifdef COW__DEBUG
-_Thread_local const void *cow__debug_held[COW__DEBUG_HOLDS];
-#endif
 
 const char *
 cow_status_str(cow_status_t status)

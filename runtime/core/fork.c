@@ -3,6 +3,7 @@
  * registered subsystem's locks in rank order, and the copy sections.
  */
 #include <pthread.h>
+#include <stdbool.h>
 
 #include "core/die.h"
 #include "core/fault.h"
@@ -12,70 +13,90 @@
 static cow__atomic_ptr_t fork_hooks[COW__RANK_COUNT];
 /* The hooks the running fork's prepare ran, for its parent and child
  * handlers (a rank registered meanwhile is left alone). Synchronization:
- * fork_lock, which one fork holds from prepare to parent or child. */
+ * fork_lock, which one fork holds from prepare to parent or child: the
+ * first lock it takes (COW__RANK_FORK). */
 static const struct cow__fork_hooks *fork_taken[COW__RANK_COUNT];
-static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t fork_lock = COW__MUTEX_INITIALIZER(COW__RANK_FORK);
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 /* The @i-th mutex of @h. */
-static pthread_mutex_t *
+static cow__mutex_t *
 fork_mutex(const struct cow__fork_hooks *h, size_t i)
 {
-	size_t stride = h->stride != 0 ? h->stride : sizeof(pthread_mutex_t);
+	size_t stride = h->stride != 0 ? h->stride : sizeof(cow__mutex_t);
 
-	return (pthread_mutex_t *)((char *)h->mutexes + i * stride);
+	return (cow__mutex_t *)((char *)h->mutexes + i * stride);
 }
 
+/* Every lock in rank order: fork_lock's rank comes first, then each
+ * rank's hooks (debug builds check the order as the locks are taken,
+ * core/lockrank.h). */
 static void
 fork_prepare(void)
 {
-	pthread_mutex_lock(&fork_lock);
-	for (int r = 0; r < COW__RANK_COUNT; r++) {
+	cow__lock_fork_begin();
+	cow__mutex_lock(&fork_lock);
+	for (int r = COW__RANK_FORK + 1; r < COW__RANK_COUNT; r++) {
 		const struct cow__fork_hooks *h = cow__ptr_load(&fork_hooks[r]);
 
 		fork_taken[r] = h;
 		if (h == NULL)
 			continue;
-		for (size_t i = 0; i < h->n_mutexes; i++)
-			pthread_mutex_lock(fork_mutex(h, i));
+		for (size_t i = 0; i < h->n_mutexes; i++) {
+			cow__mutex_t *m = fork_mutex(h, i);
+
+			if (m->rank != (enum cow__lock_rank)r)
+				cow__die("fork hooks with a mutex of another "
+				    "rank");
+			cow__mutex_lock(m);
+		}
 		if (h->prepare != NULL)
 			h->prepare();
 	}
 }
 
+/* After the fork, in the reverse order, the parent releases every lock
+ * and the child makes each anew: the child has one thread, the one that
+ * took every lock, and a lock's owner is recorded by thread id, which the
+ * child's thread does not share with its parent. */
+static void
+fork_mutex_after(cow__mutex_t *m, bool child)
+{
+	if (child)
+		cow__mutex_reinit(m);
+	else
+		cow__mutex_unlock(m);
+}
+
+static void
+fork_after(bool child)
+{
+	for (int r = COW__RANK_COUNT - 1; r > COW__RANK_FORK; r--) {
+		const struct cow__fork_hooks *h = fork_taken[r];
+		void (*hook)(void);
+
+		if (h == NULL)
+			continue;
+		hook = child ? h->child : h->parent;
+		if (hook != NULL)
+			hook();
+		for (size_t i = h->n_mutexes; i-- > 0;)
+			fork_mutex_after(fork_mutex(h, i), child);
+	}
+	fork_mutex_after(&fork_lock, child);
+	cow__lock_fork_end();
+}
+
 static void
 fork_parent(void)
 {
-	for (int r = COW__RANK_COUNT - 1; r >= 0; r--) {
-		const struct cow__fork_hooks *h = fork_taken[r];
-
-		if (h == NULL)
-			continue;
-		if (h->parent != NULL)
-			h->parent();
-		for (size_t i = h->n_mutexes; i-- > 0;)
-			pthread_mutex_unlock(fork_mutex(h, i));
-	}
-	pthread_mutex_unlock(&fork_lock);
+	fork_after(false);
 }
 
-/* The child has one thread, the one that took every lock: the locks are
- * made anew rather than unlocked (a lock's owner is recorded by thread id,
- * which the child's thread does not share with its parent). */
 static void
 fork_child(void)
 {
-	for (int r = COW__RANK_COUNT - 1; r >= 0; r--) {
-		const struct cow__fork_hooks *h = fork_taken[r];
-
-		if (h == NULL)
-			continue;
-		if (h->child != NULL)
-			h->child();
-		for (size_t i = h->n_mutexes; i-- > 0;)
-			pthread_mutex_init(fork_mutex(h, i), NULL);
-	}
-	pthread_mutex_init(&fork_lock, NULL);
+	fork_after(true);
 }
 
 static void
@@ -92,6 +113,8 @@ void
 cow__fork_register(enum cow__lock_rank rank,
     const struct cow__fork_hooks *hooks)
 {
+	if (rank <= COW__RANK_FORK)
+		cow__die("fork hooks for a rank the fork takes no lock of");
 	pthread_once(&fork_once, fork_install);
 	if (cow__ptr_install(&fork_hooks[rank], (void *)hooks) != hooks)
 		cow__die("fork hooks registered twice for one rank");

@@ -7,11 +7,13 @@
  *
  * So the library registers one set of pthread_atfork handlers (fork.c):
  * before the fork, the forking thread takes every lock of the library in
- * rank order (enum cow__lock_rank, outermost first) and waits until no
- * thread is inside a copy section (below); after it, the parent releases
- * them in the reverse order and the child re-initialises them, since every
- * thread that could have held them is gone. A subsystem with a lock
- * registers its three hooks under its rank (cow__fork_register).
+ * rank order (enum cow__lock_rank, core/lockrank.h, outermost first: its
+ * own lock, COW__RANK_FORK, then each rank's) and waits until no thread is
+ * inside a copy section (below); after it, the parent releases them in the
+ * reverse order and the child re-initialises them, since every thread that
+ * could have held them is gone. A subsystem with a lock registers its
+ * three hooks under its rank (cow__fork_register). Debug builds check
+ * those acquisitions like any other (core/lockrank.h).
  *
  * Copy sections. A materialiser copies under its context's shared lock
  * (storage/cow_ctx.c, [RLOCK] to [RUNLOCK]); there is one such lock per set
@@ -32,39 +34,19 @@
 #ifndef COW_CORE_FORK_H
 #define COW_CORE_FORK_H
 
-#include <pthread.h>
-
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/lockrank.h"
+#include "core/mutex.h"
 #include "core/tcounter.h"
 
-/* The library's locks, outermost first: a thread that holds one of them
- * may take a later one, never an earlier one (docs/design.md, "Locks").
- * A fork takes them in this order. */
-enum cow__lock_rank {
-	COW__RANK_SHADOW_HANDLER, /* tensor/shadow.c: held while a reshape-
-				   * alias handler (user code) runs */
-	COW__RANK_SNAPSHOT_SAVES, /* snapshot/save.c: the saves and jobs
-				   * running */
-	COW__RANK_STORAGE_HOOKS,  /* storage/storage.c: adding write hooks */
-	COW__RANK_FN_BUCKETS,     /* functional/storage_group.c, in index
-				   * order */
-	COW__RANK_BORROWS,        /* tensor/maybe_owned.c (borrow checks) */
-	COW__RANK_STATS,          /* storage/stats.c */
-	COW__RANK_THREADS,        /* core/tcounter.c's thread list, and the
-				   * copy sections (fork.c) */
-	COW__RANK_ALLOCATOR,      /* alloc/jemalloc.c: the private jemalloc's
-				   * own locks */
-	COW__RANK_COUNT
-};
-
 /* A subsystem's part of a fork, in the forking thread: its mutexes (an
- * array of @n_mutexes, @stride bytes apart; 0: packed) are locked in array
- * order before fork(), unlocked in the parent and re-initialised in the
- * child; @prepare, @parent and @child (each may be NULL) do what plain
- * mutexes cannot, after the mutexes are locked and before they are
- * unlocked. */
+ * array of @n_mutexes, @stride bytes apart; 0: packed; each of the rank
+ * the hooks are registered under) are locked in array order before
+ * fork(), unlocked in the parent and re-initialised in the child;
+ * @prepare, @parent and @child (each may be NULL) do what plain mutexes
+ * cannot, after the mutexes are locked and before they are unlocked. */
 struct cow__fork_hooks {
-	pthread_mutex_t *mutexes;
+	cow__mutex_t *mutexes;
 	size_t n_mutexes;
 	size_t stride;
 	void (*prepare)(void);

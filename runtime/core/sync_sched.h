@@ -1,20 +1,18 @@
 /*
- * sync_sched.h - the interleaving checker's side of sync.h, included by it
- * in COW_SCHED builds only (tests/interleave/, docs/interleave.md).
+ * sync_sched.h - the interleaving checker's side of the synchronisation
+ * headers (core/atomic.h, core/refcount.h, core/rwlock.h), included by
+ * atomic.h in COW_SCHED builds only (tests/interleave/, docs/interleave.md).
  *
- * Every atomic access and fence of sync.h is preceded by
+ * Every atomic access and fence of those headers is preceded by
  * COW__SCHED(op, addr, order): here a call of cow__sched_point, which the
  * checker defines (tests/interleave/sched.c). At a scheduling point a test
  * thread stops until the scheduler lets it perform @op; one test thread
  * runs at a time. The hooks that only describe (fences, initialisation and
- * the loads sync.h explains need no choice) pass straight through the
+ * the loads the headers explain need no choice) pass straight through the
  * sequentially consistent checker, which orders everything anyway: see
- * cow__sched_is_point. The shared/exclusive lock is not ck's: it is the
- * scheduler's model of the default lock (ck_rwlock's semantics: write
- * biased, the exclusive side waits for the readers inside), so a thread
- * that would wait for it is not runnable and a deadlock is reported instead
- * of spinning. The lock's state lives in the lock object itself, so a lock
- * operation on a freed context is an AddressSanitizer report.
+ * cow__sched_is_point. The shared/exclusive lock is not the library's: in
+ * these builds core/rwlock.h makes it the scheduler's model of the default
+ * lock, whose every operation is one of the hooks below.
  *
  * Never in an optimised or non-ASan build: the checker's verdict "no
  * AddressSanitizer report" needs ASan, and optimised builds ship.
@@ -31,9 +29,6 @@
 #elif !__has_feature(address_sanitizer)
 #error "COW_SCHED needs AddressSanitizer"
 #endif
-#endif
-#if defined(COW_LOCK_PTHREAD) || defined(COW_LOCK_PFLOCK)
-#error "COW_SCHED models the default lock (ck_rwlock) only"
 #endif
 
 /* What a thread is about to do at a hook. */
@@ -100,65 +95,13 @@ void cow__sched_point(enum cow__sched_op op, const void *addr,
     enum cow__mo order);
 
 /* A plain (non-atomic) access of @n bytes at @addr that the protocol
- * orders through sync.h (the data a copier reads, a context freed): the
- * weak-memory mode checks it for a data race under its happens-before. */
+ * orders through these headers (the data a copier reads, a context
+ * freed): the weak-memory mode checks it for a data race under its
+ * happens-before. */
 void cow__sched_access(const void *addr, size_t n, int write);
 
 #define COW__SCHED(op, addr, order) cow__sched_point((op), (addr), (order))
 #define COW__SCHED_ACCESS(addr, n, write) cow__sched_access((addr), (n), (write))
 #define COW__FAULT_YIELD() COW__SCHED(COW__SCHED_WINDOW, NULL, COW__MO_RELAXED)
-
-/* The lock: state for the scheduler, which alone reads and writes it (one
- * test thread runs at a time). */
-#define COW_LOCK_NAME "sched"
-typedef struct cow__rwlock {
-	unsigned writer;  /* 1 from the exclusive side's claim to its unlock */
-	unsigned readers; /* shared holders inside */
-} cow__rwlock_t;
-
-static inline void
-cow__rwlock_init(cow__rwlock_t *l)
-{
-	l->writer = 0;
-	l->readers = 0;
-	COW__SCHED(COW__SCHED_LOCK_INIT, l, COW__MO_RELAXED);
-}
-
-/* A scheduling point too: destroying a lock that is held is a violation. */
-static inline void
-cow__rwlock_destroy(cow__rwlock_t *l)
-{
-	COW__SCHED(COW__SCHED_LOCK_DESTROY, l, COW__MO_RELAXED);
-}
-
-static inline void
-cow__rwlock_read_lock(cow__rwlock_t *l)
-{
-	COW__SCHED(COW__SCHED_READ_LOCK, l, COW__MO_ACQUIRE);
-}
-
-static inline void
-cow__rwlock_read_unlock(cow__rwlock_t *l)
-{
-	COW__SCHED(COW__SCHED_READ_UNLOCK, l, COW__MO_RELEASE);
-}
-
-static inline void
-cow__rwlock_write_lock(cow__rwlock_t *l)
-{
-	COW__SCHED(COW__SCHED_WRITE_LOCK, l, COW__MO_ACQUIRE);
-}
-
-static inline void
-cow__rwlock_write_unlock(cow__rwlock_t *l)
-{
-	COW__SCHED(COW__SCHED_WRITE_UNLOCK, l, COW__MO_RELEASE);
-}
-
-static inline void
-cow__rwlock_wait_readers(cow__rwlock_t *l)
-{
-	COW__SCHED(COW__SCHED_WAIT_READERS, l, COW__MO_ACQUIRE);
-}
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/fault.h"
+#include "core/mutex.h"
 #include "core/tcounter.h"
 
 _Thread_local struct cow__tc_block *cow__tc_mine;
@@ -14,7 +15,7 @@ _Thread_local struct cow__tc_block *cow__tc_mine;
 cow__atomic_u64_t cow__tc_orphan[COW__TC_SLOTS];
 
 /* The live blocks and the slot ranges in use. */
-static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t tc_lock = COW__MUTEX_INITIALIZER(COW__RANK_THREADS);
 static struct cow__tc_block *tc_live;        /* tc_lock */
 static unsigned char tc_used[COW__TC_SLOTS]; /* tc_lock */
 
@@ -48,9 +49,9 @@ tc_thread_exit(void *arg)
 {
 	struct cow__tc_block *b = arg;
 
-	pthread_mutex_lock(&tc_lock);
+	cow__mutex_lock(&tc_lock);
 	tc_fold_locked(b);
-	pthread_mutex_unlock(&tc_lock);
+	cow__mutex_unlock(&tc_lock);
 	/* A destructor that runs after this one and counts again gets a new
 	 * block (and a new destructor round). */
 	cow__tc_mine = NULL;
@@ -89,12 +90,12 @@ cow__tc_block_slow(void)
 		free(b);
 		return NULL;
 	}
-	pthread_mutex_lock(&tc_lock);
+	cow__mutex_lock(&tc_lock);
 	b->next = tc_live;
 	if (b->next != NULL)
 		b->next->prev = b;
 	tc_live = b;
-	pthread_mutex_unlock(&tc_lock);
+	cow__mutex_unlock(&tc_lock);
 	cow__tc_mine = b;
 	return b;
 }
@@ -102,13 +103,13 @@ cow__tc_block_slow(void)
 void
 cow__tc_sum(unsigned first, unsigned n, uint64_t *out)
 {
-	pthread_mutex_lock(&tc_lock);
+	cow__mutex_lock(&tc_lock);
 	for (unsigned i = 0; i < n; i++)
 		out[i] = cow__atomic_load_relaxed(&cow__tc_orphan[first + i]);
 	for (struct cow__tc_block *b = tc_live; b != NULL; b = b->next)
 		for (unsigned i = 0; i < n; i++)
 			out[i] += cow__owned_load_acquire(&b->v[first + i]);
-	pthread_mutex_unlock(&tc_lock);
+	cow__mutex_unlock(&tc_lock);
 }
 
 bool
@@ -117,7 +118,7 @@ cow__tc_slots_get(unsigned n, unsigned *first)
 	bool ok = false;
 
 	pthread_once(&tc_once, tc_init);
-	pthread_mutex_lock(&tc_lock);
+	cow__mutex_lock(&tc_lock);
 	for (unsigned s = 0; s + n <= COW__TC_SLOTS && !ok; s++) {
 		unsigned k = 0;
 
@@ -129,14 +130,14 @@ cow__tc_slots_get(unsigned n, unsigned *first)
 			ok = true;
 		}
 	}
-	pthread_mutex_unlock(&tc_lock);
+	cow__mutex_unlock(&tc_lock);
 	return ok;
 }
 
 void
 cow__tc_slots_put(unsigned first, unsigned n)
 {
-	pthread_mutex_lock(&tc_lock);
+	cow__mutex_lock(&tc_lock);
 	for (unsigned i = first; i < first + n; i++) {
 		cow__atomic_store_relaxed(&cow__tc_orphan[i], 0);
 		for (struct cow__tc_block *b = tc_live; b != NULL;
@@ -144,13 +145,13 @@ cow__tc_slots_put(unsigned first, unsigned n)
 			cow__owned_store_relaxed(&b->v[i], 0);
 		tc_used[i] = 0;
 	}
-	pthread_mutex_unlock(&tc_lock);
+	cow__mutex_unlock(&tc_lock);
 }
 
 void
 cow__tc_fork_prepare(void)
 {
-	pthread_mutex_lock(&tc_lock);
+	cow__mutex_lock(&tc_lock);
 }
 
 void
@@ -174,7 +175,7 @@ cow__tc_fork_wait_sections(const cow__atomic_u64_t *orphan_gate)
 void
 cow__tc_fork_parent(void)
 {
-	pthread_mutex_unlock(&tc_lock);
+	cow__mutex_unlock(&tc_lock);
 }
 
 void
@@ -191,5 +192,5 @@ cow__tc_fork_child(void)
 			free(b);
 		}
 	}
-	pthread_mutex_init(&tc_lock, NULL);
+	cow__mutex_reinit(&tc_lock);
 }

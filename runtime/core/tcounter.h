@@ -25,7 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
 
 /* Counters per thread (8 bytes each). */
 #define COW__TC_SLOTS 256

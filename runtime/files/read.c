@@ -15,8 +15,9 @@
 #include <unistd.h>
 
 #include "alloc/allocator.h"
+#include "core/atomic.h"
 #include "core/error.h"
-#include "core/sync.h"
+#include "core/refcount.h"
 #include "files/json.h"
 #include "files/safetensors.h"
 #include "tensor/tensor.h"

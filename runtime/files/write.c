@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "alloc/allocator.h"
+#include "core/atomic.h"
 #include "core/error.h"
 #include "core/fault.h"
-#include "core/sync.h"
 #include "files/json.h"
 #include "files/safetensors.h"
 #include "snapshot/snapshot.h"

@@ -26,7 +26,7 @@
 #include <cowstore/functional.h>
 #include <cowstore/tensor.h>
 
-#include "core/sync.h"
+#include "core/refcount.h"
 #include "tensor/ext.h"
 #include "tensor/kernels.h"
 #include "tensor/tensor.h"

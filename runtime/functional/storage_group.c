@@ -39,7 +39,6 @@
  * to insert its own wins and the other joins it, so the table never holds
  * two groups for one storage.
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -47,6 +46,7 @@
 #include "core/error.h"
 #include "core/fault.h"
 #include "core/fork.h"
+#include "core/mutex.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
 #include "tensor/shape.h"
@@ -56,11 +56,11 @@
 #define BUCKETS (1 << BUCKET_BITS)
 
 struct bucket {
-	pthread_mutex_t lock;
+	cow__mutex_t lock;
 	struct cow__fn_group *head; /* Synchronization: lock. */
 };
 
-#define BUCKET_INIT {PTHREAD_MUTEX_INITIALIZER, NULL}
+#define BUCKET_INIT {COW__MUTEX_INITIALIZER(COW__RANK_FN_BUCKETS), NULL}
 
 static struct bucket buckets[BUCKETS] = {
 	BUCKET_INIT, BUCKET_INIT, BUCKET_INIT, BUCKET_INIT,
@@ -93,17 +93,13 @@ bucket_of(const cow_storage_t *s)
 static void
 bucket_lock(struct bucket *b)
 {
-	COW__FAULT_POINT(bucket_lock,
-	    if (pthread_mutex_lock(&b->lock) != 0)
-		cow__die("pthread_mutex_lock"));
+	COW__FAULT_POINT(bucket_lock, cow__mutex_lock(&b->lock));
 }
 
 static void
 bucket_unlock(struct bucket *b)
 {
-	COW__FAULT_POINT(bucket_unlock,
-	    if (pthread_mutex_unlock(&b->lock) != 0)
-		cow__die("pthread_mutex_unlock"));
+	COW__FAULT_POINT(bucket_unlock, cow__mutex_unlock(&b->lock));
 }
 
 /* The group of @s, with a new reference, or NULL. Caller holds @b. */

@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "core/fault.h"
 #include "core/fork.h"
+#include "core/mutex.h"
 #include "snapshot/snapshot.h"
 #include "storage/stats.h"
 
@@ -63,7 +64,7 @@ struct cow_snapshot_job {
 	cow__job_fn run;            /* what the job's thread does */
 	void *arg;
 	pthread_t thread;
-	pthread_mutex_t lock;
+	cow__mutex_t lock;
 	pthread_cond_t cond;
 	bool done;                  /* lock */
 	bool forked;                /* lock: its thread did not survive a fork */
@@ -80,7 +81,8 @@ struct cow_snapshot_job {
 /* ------------------------------------------------------------------ */
 /* The saves and jobs that run, for a fork's child (core/fork.h). */
 
-static pthread_mutex_t saves_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t saves_lock =
+    COW__MUTEX_INITIALIZER(COW__RANK_SNAPSHOT_SAVES);
 static struct cow__snap_save *saves;      /* saves_lock */
 static struct cow_snapshot_job *jobs;     /* saves_lock */
 
@@ -131,7 +133,7 @@ saves_fork_child(void)
 		}
 	}
 	for (struct cow_snapshot_job *j = jobs; j != NULL; j = j->next) {
-		pthread_mutex_init(&j->lock, NULL);
+		cow__mutex_reinit(&j->lock);
 		pthread_cond_init(&j->cond, NULL);
 		if (!j->done) {
 			j->done = j->forked = true;
@@ -696,9 +698,9 @@ cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	}
 	s->how.order = NULL;
 	cow_snapshot_retain(snap);
-	pthread_mutex_lock(&saves_lock);
+	cow__mutex_lock(&saves_lock);
 	LIST_ADD(saves, s);
-	pthread_mutex_unlock(&saves_lock);
+	cow__mutex_unlock(&saves_lock);
 	*out = s;
 	return COW_OK;
 }
@@ -717,9 +719,9 @@ cow__snap_save_end(struct cow__snap_save *s, char *message, size_t n)
 	st = save_status(s);
 
 	snprintf(message, n, "%s", s->message);
-	pthread_mutex_lock(&saves_lock);
+	cow__mutex_lock(&saves_lock);
 	LIST_DEL(saves, s);
-	pthread_mutex_unlock(&saves_lock);
+	cow__mutex_unlock(&saves_lock);
 	if (!s->forked) {
 		cow__atomic_store_relaxed(&snap->cancel, 0);
 		cow__atomic_store_relaxed(&snap->saving, 0);
@@ -820,22 +822,22 @@ job_main(void *arg)
 	char message[sizeof job->message] = "";
 	cow_status_t st = job->run(job->arg, message, sizeof message);
 
-	pthread_mutex_lock(&job->lock);
+	cow__mutex_lock(&job->lock);
 	job->status = st;
 	memcpy(job->message, message, sizeof message);
 	job->done = true;
 	pthread_cond_broadcast(&job->cond);
-	pthread_mutex_unlock(&job->lock);
+	cow__mutex_unlock(&job->lock);
 	return NULL;
 }
 
 static void
 job_free(struct cow_snapshot_job *job)
 {
-	pthread_mutex_lock(&saves_lock);
+	cow__mutex_lock(&saves_lock);
 	LIST_DEL(jobs, job);
-	pthread_mutex_unlock(&saves_lock);
-	pthread_mutex_destroy(&job->lock);
+	cow__mutex_unlock(&saves_lock);
+	cow__mutex_destroy(&job->lock);
 	pthread_cond_destroy(&job->cond);
 	cow__free(cow_allocator_default(), job, sizeof *job);
 }
@@ -850,14 +852,14 @@ cow__job_new(void (*progress)(void *, uint64_t, uint64_t), void *ctx,
 	    NULL)
 		return COW_ENOMEM;
 	memset(job, 0, sizeof *job);
-	pthread_mutex_init(&job->lock, NULL);
+	cow__mutex_init(&job->lock, COW__RANK_SNAPSHOT_JOB);
 	pthread_cond_init(&job->cond, NULL);
 	job->user_progress = progress;
 	job->user_ctx = ctx;
 	cow__atomic_store_relaxed(&job->progress_total, total);
-	pthread_mutex_lock(&saves_lock);
+	cow__mutex_lock(&saves_lock);
 	LIST_ADD(jobs, job);
-	pthread_mutex_unlock(&saves_lock);
+	cow__mutex_unlock(&saves_lock);
 	*out = job;
 	return COW_OK;
 }
@@ -940,9 +942,9 @@ cow_snapshot_job_done(const cow_snapshot_job_t *job)
 
 	if (j == NULL)
 		return true;
-	pthread_mutex_lock(&j->lock);
+	cow__mutex_lock(&j->lock);
 	done = j->done;
-	pthread_mutex_unlock(&j->lock);
+	cow__mutex_unlock(&j->lock);
 	return done;
 }
 
@@ -953,12 +955,12 @@ cow_snapshot_job_wait(cow_snapshot_job_t *job)
 	char message[sizeof job->message];
 
 	COW__RETURN_IF_NULL(job);
-	pthread_mutex_lock(&job->lock);
+	cow__mutex_lock(&job->lock);
 	while (!job->done)
-		pthread_cond_wait(&job->cond, &job->lock);
+		cow__mutex_wait(&job->lock, &job->cond);
 	st = job->status;
 	memcpy(message, job->message, sizeof message);
-	pthread_mutex_unlock(&job->lock);
+	cow__mutex_unlock(&job->lock);
 	if (st != COW_OK)
 		return cow__error(st, __func__, "%s", message);
 	return COW_OK;
@@ -979,11 +981,11 @@ cow_snapshot_job_release(cow_snapshot_job_t *job)
 	if (job == NULL)
 		return;
 	cow_snapshot_job_cancel(job);
-	pthread_mutex_lock(&job->lock);
+	cow__mutex_lock(&job->lock);
 	while (!job->done)
-		pthread_cond_wait(&job->cond, &job->lock);
+		cow__mutex_wait(&job->lock, &job->cond);
 	forked = job->forked;
-	pthread_mutex_unlock(&job->lock);
+	cow__mutex_unlock(&job->lock);
 	if (!forked)
 		pthread_join(job->thread, NULL);
 	job_free(job);

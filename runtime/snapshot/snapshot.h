@@ -26,7 +26,8 @@
 
 #include <cowstore/snapshot.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/refcount.h"
 #include "storage/storage.h"
 #include "tensor/tensor.h"
 

@@ -57,7 +57,7 @@ cow__ctx_discard(cow__ctx_t *ctx)
 /* [WAIT] The caller holds the last share, or dropped it. Copiers that
  * decremented before us may still hold the shared lock; the wait returns
  * once they are done. No new copier can arrive: nobody else holds a share
- * (sync.h: cow__rwlock_wait_readers). */
+ * (core/rwlock.h: cow__rwlock_wait_readers). */
 static void
 ctx_wait_for_copiers(cow__ctx_t *ctx)
 {

@@ -9,7 +9,9 @@
 #ifndef COW_STORAGE_COW_CTX_H
 #define COW_STORAGE_COW_CTX_H
 
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/refcount.h"
+#include "core/rwlock.h"
 #include "storage/buffer.h"
 
 typedef struct cow__ctx {

@@ -30,7 +30,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/refcount.h"
 #include "storage/storage.h"
 
 typedef struct cow__shadow {

@@ -4,11 +4,10 @@
  * own block. A reset records the totals as a new zero point instead of
  * writing other threads' counters, so no increment is ever lost.
  */
-#include <pthread.h>
-
 #include <cowstore/stats.h>
 
 #include "core/fork.h"
+#include "core/mutex.h"
 #include "core/tcounter.h"
 #include "storage/stats.h"
 
@@ -17,7 +16,7 @@ _Static_assert(COW__STAT_COUNT <= COW__TC_STATS_COUNT,
 
 /* The totals at the last reset. Synchronization: stats_lock. */
 static uint64_t stats_zero[COW__STAT_COUNT];
-static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t stats_lock = COW__MUTEX_INITIALIZER(COW__RANK_STATS);
 
 static const struct cow__fork_hooks stats_fork_hooks = {
 	.mutexes = &stats_lock, .n_mutexes = 1
@@ -42,11 +41,11 @@ cow_stats_get(cow_stats_t *out)
 
 	if (out == NULL)
 		return;
-	pthread_mutex_lock(&stats_lock);
+	cow__mutex_lock(&stats_lock);
 	stats_sum(sum);
 	for (int c = 0; c < COW__STAT_COUNT; c++)
 		sum[c] -= stats_zero[c];
-	pthread_mutex_unlock(&stats_lock);
+	cow__mutex_unlock(&stats_lock);
 	out->lazy_clones = sum[COW__STAT_LAZY_CLONES];
 	out->ctx_wraps = sum[COW__STAT_CTX_WRAPS];
 	out->eager_fallbacks = sum[COW__STAT_EAGER_FALLBACKS];
@@ -62,7 +61,7 @@ cow_stats_get(cow_stats_t *out)
 void
 cow_stats_reset(void)
 {
-	pthread_mutex_lock(&stats_lock);
+	cow__mutex_lock(&stats_lock);
 	stats_sum(stats_zero);
-	pthread_mutex_unlock(&stats_lock);
+	cow__mutex_unlock(&stats_lock);
 }

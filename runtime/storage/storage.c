@@ -2,13 +2,13 @@
  * storage.c - storages: creation, references, data access, lazy clone.
  * The protocol for shared data lives in cow_ctx.c.
  */
-#include <pthread.h>
 #include <string.h>
 
 #include "alloc/allocator.h"
 #include "core/error.h"
 #include "core/fault.h"
 #include "core/fork.h"
+#include "core/mutex.h"
 #include "storage/shadow.h"
 #include "storage/stats.h"
 #include "storage/storage.h"
@@ -66,7 +66,8 @@ storage_init(cow_storage_t *s, cow_allocator_t *alloc, unsigned flags,
  * hooks they unlink are dropped after it). The write that runs them, and
  * the last release, take the list alone. */
 
-static pthread_mutex_t hooks_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t hooks_lock =
+    COW__MUTEX_INITIALIZER(COW__RANK_STORAGE_HOOKS);
 
 static const struct cow__fork_hooks hooks_fork_hooks = {
 	.mutexes = &hooks_lock, .n_mutexes = 1
@@ -82,7 +83,7 @@ void
 cow__storage_hooks_begin(struct cow__write_hook **done)
 {
 	*done = NULL;
-	pthread_mutex_lock(&hooks_lock);
+	cow__mutex_lock(&hooks_lock);
 }
 
 void
@@ -109,7 +110,7 @@ cow__storage_hooks_end(struct cow__write_hook *done)
 {
 	struct cow__write_hook *h;
 
-	pthread_mutex_unlock(&hooks_lock);
+	cow__mutex_unlock(&hooks_lock);
 	for (; done != NULL; done = h) {
 		h = done->next;
 		done->ops->drop(done);

@@ -10,7 +10,6 @@
  * not empty, naming where the oldest outstanding borrow was taken.
  * Without COW_DEBUG_BORROWS nothing is recorded and nothing is checked.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,6 +19,7 @@
 #include "core/die.h"
 #include "core/error.h"
 #include "core/fork.h"
+#include "core/mutex.h"
 #include "tensor/tensor.h"
 
 struct cow__borrow {
@@ -34,7 +34,7 @@ struct cow__borrow {
 _Static_assert(sizeof(cow_maybe_owned_t) == 3 * sizeof(void *),
     "cow_maybe_owned_t must not change size between builds");
 
-static pthread_mutex_t borrow_lock = PTHREAD_MUTEX_INITIALIZER;
+static cow__mutex_t borrow_lock = COW__MUTEX_INITIALIZER(COW__RANK_BORROWS);
 
 static const struct cow__fork_hooks borrow_fork_hooks = {
 	.mutexes = &borrow_lock, .n_mutexes = 1
@@ -69,14 +69,14 @@ cow_borrow_debug_begin(cow_tensor_t *t, const char *file, int line)
 	b->tensor = t;
 	b->file = file;
 	b->line = line;
-	pthread_mutex_lock(&borrow_lock);
+	cow__mutex_lock(&borrow_lock);
 	/* Append, so the head is the oldest borrow. */
 	b->next = NULL;
 	b->prevp = &t->borrows;
 	while (*b->prevp != NULL)
 		b->prevp = &(*b->prevp)->next;
 	*b->prevp = b;
-	pthread_mutex_unlock(&borrow_lock);
+	cow__mutex_unlock(&borrow_lock);
 	return b;
 #else
 	(void)t;
@@ -93,11 +93,11 @@ cow_borrow_debug_end(void *record)
 
 	if (b == NULL)
 		return;
-	pthread_mutex_lock(&borrow_lock);
+	cow__mutex_lock(&borrow_lock);
 	*b->prevp = b->next;
 	if (b->next != NULL)
 		b->next->prevp = b->prevp;
-	pthread_mutex_unlock(&borrow_lock);
+	cow__mutex_unlock(&borrow_lock);
 	free(b);
 }
 
@@ -108,10 +108,10 @@ cow_borrow_debug_outstanding(const cow_tensor_t *t)
 
 	if (t == NULL)
 		return 0;
-	pthread_mutex_lock(&borrow_lock);
+	cow__mutex_lock(&borrow_lock);
 	for (const struct cow__borrow *b = t->borrows; b != NULL; b = b->next)
 		n++;
-	pthread_mutex_unlock(&borrow_lock);
+	cow__mutex_unlock(&borrow_lock);
 	return n;
 }
 
@@ -123,7 +123,7 @@ cow__borrow_check_release(cow_tensor_t *t)
 	const struct cow__borrow *b;
 	size_t n = 0;
 
-	pthread_mutex_lock(&borrow_lock);
+	cow__mutex_lock(&borrow_lock);
 	b = t->borrows;
 	for (const struct cow__borrow *i = b; i != NULL; i = i->next)
 		n++;
@@ -132,7 +132,7 @@ cow__borrow_check_release(cow_tensor_t *t)
 		    "reference to tensor %p was released while %zu MaybeOwned "
 		    "borrow(s) of it are outstanding; the first was taken at "
 		    "%s:%d", (void *)t, n, b->file, b->line);
-	pthread_mutex_unlock(&borrow_lock);
+	cow__mutex_unlock(&borrow_lock);
 	if (b != NULL)
 		cow__die(msg);
 }

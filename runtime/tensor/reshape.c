@@ -15,14 +15,14 @@
  * mode). The thread-local override takes precedence.
  */
 
+#include "core/atomic.h"
 #include "core/error.h"
-#include "core/sync.h"
 #include "tensor/ext.h"
 #include "tensor/shadow.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
-/* Synchronization: atomic (relaxed; cow__atomic_* from sync.h). */
+/* Synchronization: atomic (relaxed; cow__atomic_* from core/atomic.h). */
 static cow__atomic_u64_t reshape_global = {COW_RESHAPE_ALIAS};
 /* COW_RESHAPE_INHERIT when the thread has no override. */
 static _Thread_local cow_reshape_mode_t reshape_thread =

@@ -26,13 +26,13 @@
  * threads' reports still call it.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 
 #include "alloc/allocator.h"
+#include "core/atomic.h"
 #include "core/error.h"
 #include "core/fork.h"
-#include "core/sync.h"
+#include "core/mutex.h"
 #include "tensor/shadow.h"
 
 /* Synchronization: atomic (relaxed; cow__atomic_*), like the reshape
@@ -41,7 +41,8 @@ static cow__atomic_u64_t shadow_policy = {COW_SHADOW_WARN_ONCE};
 
 /* The handler and its context. Synchronization: shadow_handler_lock
  * (shared while a handler runs, exclusive to change them). */
-static pthread_rwlock_t shadow_handler_lock = PTHREAD_RWLOCK_INITIALIZER;
+static cow__rwmutex_t shadow_handler_lock =
+    COW__RWMUTEX_INITIALIZER(COW__RANK_SHADOW_HANDLER);
 static cow_shadow_handler_fn shadow_handler = cow_shadow_default_handler;
 static void *shadow_handler_ctx;
 
@@ -69,22 +70,22 @@ shadow_fork_prepare(void)
 {
 	shadow_fork_took = !shadow_in_handler;
 	if (shadow_fork_took)
-		PTHREAD_CHECK(pthread_rwlock_wrlock(&shadow_handler_lock));
+		PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, true));
 }
 
 static void
 shadow_fork_parent(void)
 {
 	if (shadow_fork_took)
-		PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
+		PTHREAD_CHECK(cow__rwmutex_unlock(&shadow_handler_lock));
 }
 
 static void
 shadow_fork_child(void)
 {
-	PTHREAD_CHECK(pthread_rwlock_init(&shadow_handler_lock, NULL));
+	PTHREAD_CHECK(cow__rwmutex_reinit(&shadow_handler_lock));
 	if (!shadow_fork_took)
-		PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
+		PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, false));
 }
 
 static const struct cow__fork_hooks shadow_fork_hooks = {
@@ -128,21 +129,21 @@ cow_shadow_policy_get(void)
 void
 cow_shadow_handler_set(cow_shadow_handler_fn fn, void *ctx)
 {
-	PTHREAD_CHECK(pthread_rwlock_wrlock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, true));
 	shadow_handler = fn != NULL ? fn : cow_shadow_default_handler;
 	shadow_handler_ctx = fn != NULL ? ctx : NULL;
-	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_unlock(&shadow_handler_lock));
 }
 
 void
 cow_shadow_handler_get(cow_shadow_handler_fn *fn, void **ctx)
 {
-	PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, false));
 	if (fn != NULL)
 		*fn = shadow_handler;
 	if (ctx != NULL)
 		*ctx = shadow_handler_ctx;
-	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_unlock(&shadow_handler_lock));
 }
 
 void
@@ -210,11 +211,11 @@ shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 		return COW_OK;
 	ev = (cow_shadow_event_t){kind, t->storage, t, func, physical,
 	    generation};
-	PTHREAD_CHECK(pthread_rwlock_rdlock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_lock(&shadow_handler_lock, false));
 	shadow_in_handler = true;
 	shadow_handler(&ev, shadow_handler_ctx);
 	shadow_in_handler = false;
-	PTHREAD_CHECK(pthread_rwlock_unlock(&shadow_handler_lock));
+	PTHREAD_CHECK(cow__rwmutex_unlock(&shadow_handler_lock));
 	return COW_OK;
 }
 

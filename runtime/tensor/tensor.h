@@ -16,7 +16,7 @@
 
 #include <cowstore/tensor.h>
 
-#include "core/sync.h"
+#include "core/refcount.h"
 
 struct cow__borrow;
 struct cow__shadow;

@@ -9,7 +9,7 @@
  *   cow_snapbench --method M [--write-pct P] [--state SIZE] [--tensors N]
  *       [--shape equal|mixed] [--dir DIR] [--baseline-ms MS]
  *       [--compute PASSES] [--sample-ms MS] [--keep] [--no-pin] [--json]
- *       [--quick]
+ *       [--warm-take] [--quick]
  *
  * One invocation measures one configuration, in a fresh process: the state
  * is --tensors float32 tensors (default 256) totalling --state bytes
@@ -21,6 +21,13 @@
  * arithmetic over a private 256 KiB buffer (default 256, about 0.6 ms on
  * the development machine: the work a step does besides writing the
  * state, so that a step at 0% takes time too).
+ * --warm-take (snapshot methods): one snapshot of the state is taken and
+ * released before the writers start, so that the timed take is not the
+ * process's first (an engine that checkpoints every N steps takes its first
+ * snapshot once): the first take in a process also pays the page faults of
+ * the fresh memory its metadata lands on. stall_faults (the JSON's and the
+ * line's "faults") counts the minor page faults of the stall.
+ *
  * The hot tensors are --write-pct percent of the tensors, spread evenly
  * (tensor i is hot when floor((i + 1) p / 100) > floor(i p / 100)), the same
  * ones every step.
@@ -126,6 +133,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -172,6 +180,7 @@ struct options {
 	unsigned sample_ms;
 	bool json;
 	bool keep;
+	bool warm_take;
 };
 
 struct step {
@@ -317,6 +326,17 @@ thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* This process's minor page faults so far (all threads). */
+static long
+minor_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		bench_die_errno("getrusage");
+	return ru.ru_minflt;
 }
 
 static void *
@@ -748,6 +768,7 @@ step_stats(uint64_t from, uint64_t to)
 
 struct result {
 	uint64_t stall_ns, start_ns, pause_ns, save_ns;
+	long stall_faults; /* minor page faults during the stall */
 	struct stats base, during;
 	double lost_ns;
 	uint64_t mem_base, mem_peak;
@@ -768,11 +789,11 @@ print_result(const struct result *r)
 	    o->method == M_COW_PERSIST_FIRST || is_st(o->method);
 
 	if (!o->json) {
-		printf("%-18s %3u%% stall %10.1f us (+%.1f us start)  save %8.1f ms %6.2f GB/s"
+		printf("%-18s %3u%% stall %10.1f us (%ld faults, +%.1f us start)  save %8.1f ms %6.2f GB/s"
 		    "  steps base p50/p99/max %.2f/%.2f/%.2f ms (%zu)"
 		    "  during %.2f/%.2f/%.2f ms (%zu)  lost %.1f ms"
 		    "  extra %.3fx (%" PRId64 " MiB)", method_names[o->method],
-		    o->write_pct, (double)r->stall_ns / 1e3,
+		    o->write_pct, (double)r->stall_ns / 1e3, r->stall_faults,
 		    (double)r->start_ns / 1e3, (double)r->save_ns / 1e6, gbps,
 		    (double)r->base.p50 / 1e6, (double)r->base.p99 / 1e6,
 		    (double)r->base.max / 1e6, r->base.count,
@@ -791,12 +812,12 @@ print_result(const struct result *r)
 	}
 	printf("{\"method\": \"%s\", \"write_pct\": %u, \"state_bytes\": %"
 	    PRIu64 ", \"tensors\": %zu, \"shape\": \"%s\", \"hot_bytes\": %"
-	    PRIu64 ", \"compute\": %u, \"stall_ns\": %" PRIu64
+	    PRIu64 ", \"compute\": %u, \"warm_take\": %s, \"stall_faults\": %ld, \"stall_ns\": %" PRIu64
 	    ", \"start_ns\": %" PRIu64 ", \"pause_ns\": %" PRIu64
 	    ", \"save_ns\": %" PRIu64 ", \"save_gb_per_s\": %.4f",
 	    method_names[o->method], o->write_pct, run.total, run.n,
 	    o->mixed ? "mixed" : "equal", run.hot_bytes, o->compute,
-	    r->stall_ns, r->start_ns, r->pause_ns, r->save_ns, gbps);
+	    o->warm_take ? "true" : "false", r->stall_faults, r->stall_ns, r->start_ns, r->pause_ns, r->save_ns, gbps);
 	printf(", \"base_steps\": %zu, \"base_p50_ns\": %" PRIu64
 	    ", \"base_p99_ns\": %" PRIu64 ", \"base_max_ns\": %" PRIu64
 	    ", \"base_mean_ns\": %.0f", r->base.count, r->base.p50,
@@ -922,6 +943,7 @@ run_saving(struct result *r)
 	cow_safetensors_save_t st_how = {0};
 	uint64_t t_base, t_pause, t_stall, t_resume, t_start, t_end = 0;
 	pid_t child = -1;
+	long faults, stall_faults;
 	int status, done[2] = {-1, -1}, go[2] = {-1, -1};
 	char ok = 0;
 
@@ -935,6 +957,8 @@ run_saving(struct result *r)
 	if (m == M_COW_PERSIST_FIRST && ftruncate(run.fd, (off_t)run.total))
 		bench_die_errno("ftruncate");
 	writers_prepare();
+	if (run.o.warm_take) /* before any writer runs: nothing to order */
+		cow_snapshot_release(take());
 	writers_start();
 	if (pthread_create(&smp.thread, NULL, sampler_main, &smp) != 0)
 		bench_die("pthread_create failed");
@@ -957,6 +981,7 @@ run_saving(struct result *r)
 	for (size_t i = 0; i < run.n; i++) /* stable: nothing shares them */
 		ptrs[i] = cow_tensor_const_data(run.t[i]);
 
+	faults = minor_faults();
 	t_stall = bench_now_ns();
 	switch (m) {
 	case M_COW_STREAM:
@@ -985,6 +1010,7 @@ run_saving(struct result *r)
 		break;
 	}
 	t_resume = bench_now_ns();
+	stall_faults = minor_faults() - faults;
 	if (m == M_COW_PERSIST_FIRST) {
 		/* Started before the writers resume: a writer's first write
 		 * persists a tensor only while the save runs. */
@@ -1075,6 +1101,7 @@ run_saving(struct result *r)
 	writers_stop();
 
 	r->stall_ns = t_resume - t_stall;
+	r->stall_faults = stall_faults;
 	r->start_ns = m == M_COW_PERSIST_FIRST || m == M_ST_PERSIST_FIRST ?
 	    t_start - t_resume : 0;
 	r->pause_ns = t_start - t_pause;
@@ -1109,7 +1136,7 @@ usage(FILE *f)
 	    "st-nocopy [--write-pct 0-100] [--state SIZE] "
 	    "[--tensors N] [--shape equal|mixed] [--dir DIR] "
 	    "[--baseline-ms MS] [--compute PASSES] [--sample-ms MS] "
-	    "[--keep] [--no-pin] [--json] [--quick]\n",
+	    "[--keep] [--no-pin] [--json] [--warm-take] [--quick]\n",
 	    program_invocation_short_name);
 }
 
@@ -1135,6 +1162,9 @@ parse_args(int argc, char **argv)
 			continue;
 		} else if (strcmp(a, "--keep") == 0) {
 			o->keep = true;
+			continue;
+		} else if (strcmp(a, "--warm-take") == 0) {
+			o->warm_take = true;
 			continue;
 		} else if (strcmp(a, "--no-pin") == 0) {
 			bench_pin_init(false);

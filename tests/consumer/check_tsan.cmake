@@ -8,8 +8,8 @@
 #            same install with libcowstore.so and .a replaced by
 #            PLAIN_SHARED and PLAIN_STATIC, the same sources compiled
 #            without -fsanitize=thread, which must call no __tsan_*
-#            function (so sync.h's annotations are gone, as in a plain
-#            install)
+#            function (so the annotations of core/atomic.h and its
+#            siblings are gone, as in a plain install)
 #   consumer  build tests/consumer/tsan (engine.c, -fsanitize=thread,
 #            find_package(cowstore), cowstore::cowstore) against
 #            WORK/prefix and run it: it must print "ok" and exit 0, and
@@ -88,7 +88,7 @@ if(CASE STREQUAL "prefix")
   foreach(lib ${shared} ${static})
     tsan_calls(calls ${prefix}/${lib})
     if(NOT "__tsan_acquire" IN_LIST calls OR NOT "__tsan_release" IN_LIST calls)
-      message(FATAL_ERROR "${prefix}/${lib} is not instrumented with sync.h's annotations: ${calls}")
+      message(FATAL_ERROR "${prefix}/${lib} is not instrumented with core/atomic.h's annotations: ${calls}")
     endif()
     list(LENGTH calls n)
     message("${lib}: calls ${n} __tsan_* functions")

@@ -1,19 +1,21 @@
 /*
- * Every primitive of runtime/core/sync.h, called from functions the cost
- * test disassembles (check_same_code.cmake). Compiled with -O2 against
- * sync.h as it is, against a copy with every COW__SCHED(...) line deleted,
- * and (the negative control) against a copy whose COW__SCHED calls
- * cow_cost_leak: the first two must compile to the same instructions, the
- * control must not. So the interleaving checker's hooks cost nothing
- * outside its own build (COW_SCHED), and the test would see a hook that
- * leaked into a normal build.
+ * Every primitive of runtime/core/atomic.h, refcount.h and rwlock.h, called
+ * from functions the cost test disassembles (check_same_code.cmake).
+ * Compiled with -O2 against the headers as they are, against copies with
+ * every COW__SCHED(...) line deleted, and (the negative control) against
+ * copies whose COW__SCHED calls cow_cost_leak: the first two must compile
+ * to the same instructions, the control must not. So the interleaving
+ * checker's hooks cost nothing outside its own build (COW_SCHED), and the
+ * test would see a hook that leaked into a normal build.
  */
 #include <stdint.h>
 
-/* Only the negative control's copy of sync.h calls it. */
+/* Only the negative control's copy of core/atomic.h calls it. */
 void cow_cost_leak(const void *addr);
 
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/refcount.h"
+#include "core/rwlock.h"
 
 unsigned cow_cost_sync_ref(cow__refcount_t *r);
 void *cow_cost_sync_ptr(cow__atomic_ptr_t *slot, void *v);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sync.h"
+#include "core/rwlock.h"
 #include "sched.h"
 #include "weak.h"
 

@@ -2,7 +2,8 @@
  * sched.h - the interleaving checker's scheduler (docs/interleave.md).
  *
  * The library under test is built with COW_SCHED: every primitive of
- * runtime/core/sync.h calls cow__sched_point first (core/sync_sched.h).
+ * runtime/core/atomic.h, refcount.h and rwlock.h calls cow__sched_point
+ * first (core/sync_sched.h).
  * ilv_sched_run starts one real pthread per test thread but lets exactly
  * one of them run at a time: a thread that reaches a scheduling point hands
  * the baton to the thread the scheduler chooses and sleeps until it gets it

@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "core/sync.h"
+#include "core/refcount.h"
 #include "scenario.h"
 
 struct count_scn {

@@ -22,7 +22,7 @@
 
 #include <cowstore/functional.h>
 
-#include "core/sync.h"
+#include "core/rwlock.h"
 #include "scenario.h"
 
 #define N 8

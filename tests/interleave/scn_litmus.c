@@ -12,7 +12,7 @@
  */
 #include <stdlib.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
 #include "scenario.h"
 
 /* The state of litmus, sb and spin: their locations and what was read. */

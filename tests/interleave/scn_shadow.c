@@ -24,7 +24,8 @@
  */
 #include <stdlib.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/rwlock.h"
 #include "scenario.h"
 
 #define N 8

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
 #include "scenario.h"
 #include "snapshot/snapshot.h"
 

@@ -17,10 +17,11 @@
  * older than the newest store t has already seen there nor older than the
  * newest store that happens before the load. A read-modify-write reads the
  * newest store. A seq_cst fence is acq_rel, and the fences' rule of the
- * single total order S (fence_sc): S is the order of execution. sync.h
- * has no seq_cst access.
+ * single total order S (fence_sc): S is the order of execution. The
+ * synchronisation headers (core/atomic.h, refcount.h, rwlock.h) have no
+ * seq_cst access.
  *
- * Values. sync.h's atomics run ck's real instructions on real memory, one
+ * Values. Their atomics run ck's real instructions on real memory, one
  * thread at a time, so memory holds the newest store. A load that the
  * scheduler lets read an older store finds that value poked into memory by
  * its hook; the thread's next hook puts the newest back (no other thread
@@ -463,14 +464,15 @@ ilv_weak_atomic(int t, enum cow__sched_op op, const void *addr,
 }
 
 /* ------------------------------------------------------------------ */
-/* The lock: the scheduler's model of ck_rwlock, whose reader count and
- * writer flag are locations here with the values the scheduler gives
- * them. ck_rwlock's own handshake between a reader's increment and a
- * writer's claim (store-load fences) is the scheduler's: a reader finds
- * the newest writer flag and the exclusive lock the newest reader count.
- * What the protocol adds, cow__rwlock_wait_readers (a load of the reader
- * count until it reads zero, then an acquire fence), reads any zero that
- * coherence allows, the stale ones included.                         */
+/* The lock: the scheduler's model of the default lock (core/rwlock.h,
+ * ck_rwlock's algorithm), whose reader count and writer flag are locations
+ * here with the values the scheduler gives them. The lock's own handshake
+ * between a reader's increment and a writer's claim (store-load fences) is
+ * the scheduler's: a reader finds the newest writer flag and the exclusive
+ * lock the newest reader count. What the protocol adds,
+ * cow__rwlock_wait_readers (a load of the reader count until it reads
+ * zero, then an acquire fence), reads any zero that coherence allows, the
+ * stale ones included.                                                 */
 
 static struct ilv_loc *
 lock_loc(const unsigned *field)

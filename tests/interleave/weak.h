@@ -8,7 +8,8 @@
  * happens-before allow, the stale ones included, by the scheduler's choice
  * (a read decision); acquire loads and fences join the messages they read
  * into the thread's clock, release stores and fences publish it. Plain
- * accesses that the protocol orders through sync.h (COW__SCHED_ACCESS) are
+ * accesses that the protocol orders through core/atomic.h, refcount.h and
+ * rwlock.h (COW__SCHED_ACCESS) are
  * checked for data races under that happens-before, and so is every atomic
  * access against the plain initialisation of its location (cow__ref_init,
  * cow__rwlock_init). The scheduler (sched.c) calls in here; one test thread
@@ -20,7 +21,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "core/sync.h"
+#include "core/refcount.h"
+#include "core/rwlock.h"
 #include "sched.h"
 
 /* Stores kept per location (the bound on history). */
@@ -30,12 +32,12 @@
  * keeping @history stores per location. */
 void ilv_weak_reset(int nthreads, int history);
 
-/* Thread @t finishes its previous sync.h access: records the value a
+/* Thread @t finishes its previous hooked access: records the value a
  * store left in memory, and puts the newest value back where a stale load
  * had put an older one. Called at every hook and when the thread ends. */
 void ilv_weak_settle(int t);
 
-/* Thread @t performs sync.h's @op on @addr with order @mo (its turn has
+/* Thread @t performs the hooked @op on @addr with order @mo (its turn has
  * come): chooses what a load reads, and prepares a store's record. The
  * lock operations go to ilv_weak_lock instead. */
 void ilv_weak_atomic(int t, enum cow__sched_op op, const void *addr,

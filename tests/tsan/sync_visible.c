@@ -1,7 +1,7 @@
 /*
  * sync_visible.c - ThreadSanitizer sees the synchronisation cowstore builds
- * from ConcurrencyKit (runtime/core/sync.h), whose x86 atomics are inline
- * assembly TSan cannot see by itself.
+ * from ConcurrencyKit (runtime/core/atomic.h, refcount.h, rwlock.h), whose
+ * x86 atomics are inline assembly TSan cannot see by itself.
  *
  * Three patterns the library relies on, each guarding plain (non-atomic)
  * data that two threads touch:
@@ -13,10 +13,11 @@
  *         loads the pointer and reads the object (context installation).
  *
  * Built normally, a TSan run must be silent (ctest tsan.sync_visible). Built
- * with COW_TSAN_HIDE_SYNC, sync.h drops its annotations and TSan must report
- * a data race in each pattern (ctest tsan.control.sync_hidden_*, TSan builds
- * only): so the silence is the annotations' doing, not TSan's blindness. In
- * other builds the program is an ordinary check of the three patterns.
+ * with COW_TSAN_HIDE_SYNC, those headers drop their annotations and TSan
+ * must report a data race in each pattern (ctest tsan.control.sync_hidden_*,
+ * TSan builds only): so the silence is the annotations' doing, not TSan's
+ * blindness. In other builds the program is an ordinary check of the three
+ * patterns.
  *
  * Usage: sync_visible [lock|ref|ptr] (default: all three).
  * Prints "N passed, N failed"; exits non-zero on a failure.
@@ -25,7 +26,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/sync.h"
+#include "core/atomic.h"
+#include "core/refcount.h"
+#include "core/rwlock.h"
 
 #define ROUNDS 20000
 
