@@ -41,8 +41,23 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     defined(__ELF__)
 #define DENSE __attribute__((target_clones("avx2", "default")))
+/*
+ * The division loops are bound by the divider, not by memory, and where
+ * the divider is as wide as the vectors, quotients per second follow the
+ * width: 2^17 float64 quotients in cache took 63 us with SSE2, 31 us with
+ * AVX (256 bits) and 16 us with AVX-512 on the 2-vCPU AMD EPYC VM of
+ * docs/performance.md (NumPy 1.24 divides with AVX-512F where the machine
+ * has it). So they get an AVX-512F clone, and an AVX one (256-bit floating
+ * point, without AVX2's integer instructions) for machines with AVX and no
+ * AVX2. Where the divider is narrower (a core that splits 512-bit
+ * operations in two), a wider clone costs nothing: the same quotients per
+ * cycle.
+ */
+#define DENSE_DIV \
+	__attribute__((target_clones("avx512f", "avx2", "avx", "default")))
 #else
 #define DENSE
+#define DENSE_DIV
 #endif
 
 /*
@@ -58,14 +73,17 @@
 #define UNROLL
 #endif
 
-#define BINARY_LOOP(name, T, EXPR)                                          \
+/* BINARY_LOOP_ISA's dense loops carry ISA (DENSE or DENSE_DIV). */
+#define BINARY_LOOP(name, T, EXPR) BINARY_LOOP_ISA(name, T, EXPR, DENSE)
+
+#define BINARY_LOOP_ISA(name, T, EXPR, ISA)                                 \
 static inline T                                                             \
 name##_op(T x, T y)                                                         \
 {                                                                           \
 	return (T)(EXPR);                                                   \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_vv(T *restrict d, const T *restrict a, const T *restrict b,          \
     int64_t n)                                                              \
 {                                                                           \
@@ -74,7 +92,7 @@ name##_vv(T *restrict d, const T *restrict a, const T *restrict b,          \
 		d[i] = name##_op(a[i], b[i]);                               \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_dv(T *restrict d, const T *restrict b, int64_t n)                    \
 {                                                                           \
 	UNROLL                                                              \
@@ -82,7 +100,7 @@ name##_dv(T *restrict d, const T *restrict b, int64_t n)                    \
 		d[i] = name##_op(d[i], b[i]);                               \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_vd(T *restrict d, const T *restrict a, int64_t n)                    \
 {                                                                           \
 	UNROLL                                                              \
@@ -90,7 +108,7 @@ name##_vd(T *restrict d, const T *restrict a, int64_t n)                    \
 		d[i] = name##_op(a[i], d[i]);                               \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_dd(T *restrict d, int64_t n)                                         \
 {                                                                           \
 	UNROLL                                                              \
@@ -98,7 +116,7 @@ name##_dd(T *restrict d, int64_t n)                                         \
 		d[i] = name##_op(d[i], d[i]);                               \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_vs(T *restrict d, const T *restrict a, T y, int64_t n)               \
 {                                                                           \
 	UNROLL                                                              \
@@ -106,7 +124,7 @@ name##_vs(T *restrict d, const T *restrict a, T y, int64_t n)               \
 		d[i] = name##_op(a[i], y);                                  \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_ds(T *restrict d, T y, int64_t n)                                    \
 {                                                                           \
 	UNROLL                                                              \
@@ -114,7 +132,7 @@ name##_ds(T *restrict d, T y, int64_t n)                                    \
 		d[i] = name##_op(d[i], y);                                  \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_sv(T *restrict d, T x, const T *restrict b, int64_t n)               \
 {                                                                           \
 	UNROLL                                                              \
@@ -122,7 +140,7 @@ name##_sv(T *restrict d, T x, const T *restrict b, int64_t n)               \
 		d[i] = name##_op(x, b[i]);                                  \
 }                                                                           \
                                                                             \
-DENSE static void                                                           \
+ISA static void                                                             \
 name##_sd(T *restrict d, T x, int64_t n)                                    \
 {                                                                           \
 	UNROLL                                                              \
@@ -354,8 +372,8 @@ BINARY_LOOP(sub_x32, uint32_t, x - y)
 BINARY_LOOP(sub_x64, uint64_t, x - y)
 BINARY_LOOP(sub_f32, float, x - y)
 BINARY_LOOP(sub_f64, double, x - y)
-BINARY_LOOP(div_f32, float, x / y)
-BINARY_LOOP(div_f64, double, x / y)
+BINARY_LOOP_ISA(div_f32, float, x / y, DENSE_DIV)
+BINARY_LOOP_ISA(div_f64, double, x / y, DENSE_DIV)
 
 /* Floor division and modulo (divmod.h): integers through int64_t or
  * uint64_t (exact; the result fits the width, but MIN // -1, which wraps
