@@ -44,14 +44,14 @@
 /*
  * The division loops are bound by the divider, not by memory, and where
  * the divider is as wide as the vectors, quotients per second follow the
- * width: 2^17 float64 quotients in cache took 63 us with SSE2, 31 us with
- * AVX (256 bits) and 16 us with AVX-512 on the 2-vCPU AMD EPYC VM of
- * docs/performance.md (NumPy 1.24 divides with AVX-512F where the machine
- * has it). So they get an AVX-512F clone, and an AVX one (256-bit floating
- * point, without AVX2's integer instructions) for machines with AVX and no
- * AVX2. Where the divider is narrower (a core that splits 512-bit
- * operations in two), a wider clone costs nothing: the same quotients per
- * cycle.
+ * width: 2^17 float64 quotients (two 1 MiB arrays) took 63 us with SSE2,
+ * 31 us with AVX (256 bits) and 16 us with AVX-512 on the 2-vCPU AMD EPYC
+ * VM of docs/performance.md (NumPy 1.24 divides with AVX-512F where the
+ * machine has it). So they get an AVX-512F clone, and an AVX one (256-bit
+ * floating point, without AVX2's integer instructions) for machines with
+ * AVX and no AVX2. Where the divider is narrower (a core that splits
+ * 512-bit operations in two), a wider clone costs nothing: the same
+ * quotients per cycle.
  */
 #define DENSE_DIV \
 	__attribute__((target_clones("avx512f", "avx2", "avx", "default")))
