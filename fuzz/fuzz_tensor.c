@@ -1285,8 +1285,9 @@ op_inplace(struct fz *z, struct fuzz_input *in)
 	if (kind >= 3) {
 		if ((kind < 5 || kind == 6) && sdtype != dtype)
 			errors |= S(COW_EDTYPE);
-		if (kind == 6 && !tm_binop_defined(bop, dtype))
-			errors |= S(COW_EDTYPE);
+		if (kind == 6 && (!tm_binop_defined(bop, dtype) ||
+		    tm_binop_dtype(bop, dtype) != dtype))
+			errors |= S(COW_EDTYPE);  /* no in-place form */
 		if (!tm_broadcast(&l, &z->m.t[src].l, &bshape) ||
 		    !tm_same_shape(&bshape, &l))
 			errors |= S(COW_ESHAPE);
@@ -1530,6 +1531,25 @@ model_matmul_errors(const struct tm_layout *la, const struct tm_layout *lb,
 	return maybe != 0 ? maybe | S_OK : 0;
 }
 
+/*
+ * An element-wise op's result (shape @r, dtype @rdt, no other error in
+ * @errors) comes from the first operand's allocator (slot @a): when that
+ * is the capped one (not an import's, the default allocator) and the
+ * result is above its limit, COW_ENOMEM. The slots hold at most MAX_NUMEL
+ * elements, but two of them broadcast to up to MAX_NUMEL^2 (a float64
+ * quotient of int8 operands is 8 times their size).
+ */
+static unsigned
+result_cap(const struct fz *z, int a, const struct tm_layout *r,
+    cow_dtype_t rdt, unsigned errors)
+{
+	if (errors != 0 || (i128)tm_numel(r) * tm_dtype_size(rdt) <=
+	    (i128)CAP_BYTES ||
+	    cow_storage_allocator(cow_tensor_storage(z->h[a])) != z->capped)
+		return 0;
+	return S(COW_ENOMEM);
+}
+
 /* Out-of-place: add, mul, neg, sum, sum_dim, equal, and (kind 6) the
  * binary ops of issue 39, the op from the next byte. */
 static void
@@ -1568,6 +1588,7 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			errors |= S(COW_EDTYPE);
 		if (!tm_broadcast(&la, &lb, &r))
 			errors |= S(COW_ESHAPE);
+		errors |= result_cap(z, a, &r, rdt, errors);
 		st = (kind == 0 ? cow_tensor_add : cow_tensor_mul)(z->h[a],
 		    z->h[b], &t);
 		break;
@@ -1584,8 +1605,8 @@ op_outofplace(struct fz *z, struct fuzz_input *in)
 			errors |= S(COW_EDTYPE);
 		if (!tm_broadcast(&la, &lb, &r))
 			errors |= S(COW_ESHAPE);
-		if (bop >= TM_EQ)
-			rdt = COW_DTYPE_BOOL;
+		rdt = tm_binop_dtype(bop, dt);
+		errors |= result_cap(z, a, &r, rdt, errors);
 		st = binops[bop].out(z->h[a], z->h[b], &t);
 		break;
 	case 2:

@@ -125,6 +125,13 @@ for dt in 06 07 08 09 0a 0b 0c 0d 0e; do
 done
 seed "$t/uint8_wrap" 03 01 cd 12 02 00 00 42 15 00 00 00 00 00 15 05 00 01 \
     00 00
+# True division of integers (issue 39): int64 [2, 3] of INT64_MAX (2^63 as
+# float64) over int64 [2, 3] of 3, a float64 quotient; div_ of them
+# refused; bool over bool.
+seed "$t/int_div" 01 03 02 02 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    01 01 87 01 03 02 02 03 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 \
+    43 15 06 01 00 01 00 00 12 06 01 00 01 00 01 00 02 02 03 01 01 01 01 01 \
+    01 01 01 01 01 01 01 01 01 01 01 41 15 06 01 03 03 00 00
 seed "$t/lazy_clone_reshape" 02 04 02 02 02 01 01 01 01 01 01 01 01 01 01 \
     01 01 01 01 01 01 86 00 87 00 0a 00 8f 00 11 00 00 12 00 01 00 46 10 00 \
     16 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 01 10 00 25 01 01 \
@@ -243,6 +250,12 @@ seed "$f/ops" 00 00 00 02 05 02 02 03 00 00 01 02 05 01 03 00 06 00 01 00 \
     06 00 01 01 08 02 00 01 00 09 03 02 0a 04 00 00 00 0a 05 00 02 00 \
     0b 00 02 03 00 00 03 00 02 02 02 03 00 06 03 00 02 07 03 02 01 02 09 \
     0d 00 0d 01 0d 02 0d 03 0d 04 0d 05
+# true division of integers (issue 39): arange int64 [2, 3] over full int64
+# [3] of -3 and over itself (0 / 0: NaN), bool over bool (x / 0: inf), all
+# float64; div_ of int64 refused in every world
+seed "$f/int_div" 00 00 00 02 03 02 02 03 00 00 01 01 03 01 03 fd 08 02 00 \
+    01 03 08 05 00 00 03 06 00 01 04 00 03 01 00 01 03 01 00 04 00 00 01 03 \
+    00 08 04 03 04 03 0d 02 0d 05 0d 04 0d 00
 # transpose_ of an alias, then a write through a view of it
 seed "$f/transpose_inplace" 00 00 00 02 05 02 02 03 00 01 01 00 03 01 00 03 \
     00 0c 01 00 01 01 02 01 01 00 02 05 02 00 05 0d 00 0d 01 0d 02

@@ -325,13 +325,23 @@ tm_binop_defined(enum tm_binop op, cow_dtype_t dtype)
 	case TM_SUB:
 		return dtype != COW_DTYPE_BOOL;
 	case TM_DIV:
-		return tm_is_float(dtype) || tm_is_complex(dtype);
+		return true;
 	case TM_FLOOR_DIV:
 	case TM_MOD:
 		return integer || tm_is_float(dtype);
 	default:
 		return true;
 	}
+}
+
+cow_dtype_t
+tm_binop_dtype(enum tm_binop op, cow_dtype_t dtype)
+{
+	if (op >= TM_EQ)
+		return COW_DTYPE_BOOL;
+	if (op == TM_DIV && !tm_is_float(dtype) && !tm_is_complex(dtype))
+		return COW_DTYPE_FLOAT64;
+	return dtype;
 }
 
 /* Real floor division or modulo (ops.h): the remainder fmod(a, b)
@@ -446,8 +456,11 @@ tm_binop(enum tm_binop op, cow_dtype_t dt, tm_value_t a, tm_value_t b)
 	case TM_DIV:
 		if (tm_is_complex(dt))
 			model_cdiv(dt, a, b, &r);
-		else
+		else if (tm_is_float(dt))
 			r.f = round_fmt(fmt_of(dt), op_div(dt, a.f, b.f));
+		else    /* bool and integers: both as float64, then / */
+			r.f = tm_convert(dt, a, COW_DTYPE_FLOAT64).f /
+			    tm_convert(dt, b, COW_DTYPE_FLOAT64).f;
 		return r;
 	default:
 		break;

@@ -71,11 +71,14 @@ tm_value_t tm_convert(cow_dtype_t from, tm_value_t v, cow_dtype_t to);
 tm_value_t tm_add(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
 tm_value_t tm_mul(cow_dtype_t dtype, tm_value_t a, tm_value_t b);
 tm_value_t tm_neg(cow_dtype_t dtype, tm_value_t a);
-/* The binary ops of issue 39 (ops.h): the comparisons give bool values
- * (i = 0 or 1), the others values of @dtype. */
+/* The binary ops of issue 39 (ops.h): values of tm_binop_dtype(op,
+ * @dtype): the comparisons give bool values (i = 0 or 1), div of bool and
+ * integers float64 ones, the others values of @dtype. An op is defined in
+ * place when its dtype is @dtype. */
 enum tm_binop { TM_SUB, TM_DIV, TM_FLOOR_DIV, TM_MOD, TM_EQ, TM_NE, TM_LT,
 	TM_LE, TM_GT, TM_GE, TM_BINOPS };
 bool tm_binop_defined(enum tm_binop op, cow_dtype_t dtype);
+cow_dtype_t tm_binop_dtype(enum tm_binop op, cow_dtype_t dtype);
 tm_value_t tm_binop(enum tm_binop op, cow_dtype_t dtype, tm_value_t a,
     tm_value_t b);
 /* The dtype of a sum of @dtype, and the dtype it accumulates in (float32

@@ -32,7 +32,8 @@
  *
  * Dtypes (NumPy's rules, docs/tensor.md): binary ops require both operands
  * to have the same dtype (COW_EDTYPE otherwise; there is no type
- * promotion).
+ * promotion). The result has that dtype, but for the comparisons (bool)
+ * and the true division of bool and integers (float64).
  * - Integers (int8 to uint64) wrap modulo 2^bits; neg of an unsigned
  *   integer wraps too (-1 of uint8 is 255).
  * - bool: add is logical or, mul is logical and; neg is refused
@@ -47,12 +48,17 @@
  *   infinities).
  * - sub: every dtype but bool (COW_EDTYPE, as NumPy refuses a boolean
  *   subtract); rounding as add.
- * - div (true division): floating and complex dtypes only; bool and
- *   integers are refused with COW_EDTYPE (NumPy promotes them to float64
- *   first: the Python module does, docs/tensor.md). float16 and bfloat16
- *   compute in float32 and round. Complex: Smith's method in the component
- *   type (divide by the divisor's larger part first), every step rounded;
- *   a zero divisor divides each part by +0.
+ * - div (true division): every dtype. bool and integers (out of place
+ *   only) give float64, as NumPy's true_divide: each operand converted to
+ *   float64 (exact, but for int64 and uint64 values beyond 2^53, rounded
+ *   once to nearest, ties to even: the conversion rule below), then
+ *   divided; x / 0 is +inf or -inf, 0 / 0 NaN (NumPy 1.24 gives the same
+ *   values and warns; cowstore does not warn). Their in-place form is
+ *   refused with COW_EDTYPE: the float64 result does not fit the
+ *   destination (NumPy's same_kind casting refuses it too). float16 and
+ *   bfloat16 compute in float32 and round. Complex: Smith's method in the
+ *   component type (divide by the divisor's larger part first), every step
+ *   rounded; a zero divisor divides each part by +0.
  * - floor_div and mod: integers and real floating dtypes (bool and complex
  *   refused with COW_EDTYPE). The quotient is rounded toward minus
  *   infinity and the remainder has the divisor's sign (Python's and
@@ -147,7 +153,9 @@ COW_API cow_status_t cow_tensor_mul_(cow_tensor_t *t,
  * required. @other may alias @t.
  * Thread-safety: a write on @t's storage, a read of @other's.
  * Errors: COW_EINVAL, COW_ESHAPE, COW_EDTYPE (dtypes differ, or the op is
- * not defined for the dtype), COW_EOVERLAP, COW_ENOMEM.
+ * not defined for the dtype, or its result is of another dtype: div_ of
+ * bool and integers, whose quotient is float64; cow_tensor_div gives it),
+ * COW_EOVERLAP, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_sub_(cow_tensor_t *t,
     const cow_tensor_t *other);
@@ -188,10 +196,13 @@ COW_API cow_status_t cow_tensor_mul(const cow_tensor_t *a,
 /**
  * cow_tensor_sub / cow_tensor_div / cow_tensor_floor_div / cow_tensor_mod
  * - a - b, a / b, a // b, a % b over the broadcast shape (rules above),
- * in the operands' dtype.
+ * in the operands' dtype, except cow_tensor_div of bool and integer
+ * operands, whose result is float64 (NumPy's true_divide; one pass, no
+ * converted copies of the operands).
  * Ownership: *out holds one reference. Thread-safety: a read of @a and @b.
  * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ, or the op is not
- * defined for the dtype), COW_ESHAPE, COW_EOVERFLOW, COW_ENOMEM.
+ * defined for the dtype), COW_ESHAPE, COW_EOVERFLOW (the result's byte
+ * size, float64's for a division of integers), COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_sub(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);

@@ -16,9 +16,12 @@ typedef cow_status_t (*inplace_fn)(cow_tensor_t *, const cow_tensor_t *);
  * promoted dtype (promote(), docs/tensor.md's table: NumPy 1.24's
  * promote_types, and bfloat16 as float16 but bfloat16 with float16 is
  * float32); a Python scalar is weak (NEP 50, scalar_dtype()). The op then
- * runs in that dtype, with these NumPy adjustments: true division of bool
- * or integers runs in float64, floor division and modulo of bools in
- * int8, and sub refuses bool, floor division and modulo complex.
+ * runs in that dtype, with these NumPy adjustments: floor division and
+ * modulo of bools run in int8, and sub refuses bool, floor division and
+ * modulo complex. The result has the op's dtype, but for the comparisons
+ * (bool) and true division of bool or integers, which cow_tensor_div
+ * computes into float64 in one pass, as NumPy's true_divide does
+ * (op_result()).
  */
 enum pyop { OP_ADD, OP_MUL, OP_SUB, OP_DIV, OP_FLOOR_DIV, OP_MOD, OP_EQ,
 	OP_NE, OP_LT, OP_LE, OP_GT, OP_GE };
@@ -200,12 +203,23 @@ op_dtype(enum pyop op, cow_dtype_t a, cow_dtype_t b, cow_dtype_t *out)
 		    "for complex dtypes (as in NumPy)", pyops[op].name);
 		return -1;
 	}
-	if (op == OP_DIV && k <= K_INT)
-		r = COW_DTYPE_FLOAT64;
-	else if ((op == OP_FLOOR_DIV || op == OP_MOD) && k == K_BOOL)
+	if ((op == OP_FLOOR_DIV || op == OP_MOD) && k == K_BOOL)
 		r = COW_DTYPE_INT8;
 	*out = r;
 	return 0;
+}
+
+/* The dtype @op gives for operands of @dt (op_dtype's): bool for the
+ * comparisons, float64 for true division of bool and integers (ops.h),
+ * else @dt. */
+static cow_dtype_t
+op_result(enum pyop op, cow_dtype_t dt)
+{
+	if (op >= OP_EQ)
+		return COW_DTYPE_BOOL;
+	if (op == OP_DIV && kind_of(dt) <= K_INT)
+		return COW_DTYPE_FLOAT64;
+	return dt;
 }
 
 /* @t converted to @dtype: a new reference (*made set) or @t itself when it
@@ -268,49 +282,67 @@ operand_as(struct operand *o, cow_dtype_t dtype)
 	return 0;
 }
 
+/*
+ * *@out = @fn(x, y) for two operands (operand_dtype() done) converted to
+ * @dt first, with the GIL released and both guarded as reads; the
+ * conversions are released either way. 0, or -1 with an exception set
+ * (*@out untouched).
+ */
+static int
+apply_converted(struct operand *x, struct operand *y, cow_dtype_t dt,
+    binary_fn fn, cow_tensor_t **out)
+{
+	struct pycow_guard g = { 0 };
+	cow_tensor_t *r = NULL;
+	cow_status_t st;
+
+	if (operand_as(x, dt) < 0)
+		return -1;
+	if (operand_as(y, dt) < 0) {
+		cow_tensor_release(x->made);
+		return -1;
+	}
+	pycow_guard_add(&g, x->t, false);
+	pycow_guard_add(&g, y->t, false);
+	PYCOW_LOCKED(&g, st = fn(x->t, y->t, &r));
+	cow_tensor_release(x->made);
+	cow_tensor_release(y->made);
+	if (pycow_check(st) < 0)
+		return -1;
+	*out = r;
+	return 0;
+}
+
 static PyObject *
 binary(PyObject *a, PyObject *b, enum pyop op)
 {
 	PyObject *self = pycow_tensor_check(a) ? a : b;
 	struct operand x, y;
-	cow_tensor_t *out = NULL;
+	cow_tensor_t *out;
 	cow_dtype_t dt;
-	cow_status_t st;
 	int rc;
 
 	if ((rc = operand_dtype(&x, a, T(self))) <= 0 ||
 	    (rc = operand_dtype(&y, b, T(self))) <= 0)
 		return rc < 0 ? NULL : Py_NewRef(Py_NotImplemented);
-	if (op_dtype(op, x.dtype, y.dtype, &dt) < 0)
-		return NULL;
-	if (operand_as(&x, dt) < 0)
-		return NULL;
-	if (operand_as(&y, dt) < 0) {
-		cow_tensor_release(x.made);
-		return NULL;
-	}
-	struct pycow_guard g = { 0 };
-	pycow_guard_add(&g, x.t, false);
-	pycow_guard_add(&g, y.t, false);
-	PYCOW_LOCKED(&g, st = pyops[op].out(x.t, y.t, &out));
-	cow_tensor_release(x.made);
-	cow_tensor_release(y.made);
-	if (pycow_check(st) < 0)
+	if (op_dtype(op, x.dtype, y.dtype, &dt) < 0 ||
+	    apply_converted(&x, &y, dt, pyops[op].out, &out) < 0)
 		return NULL;
 	return pycow_wrap(out);
 }
 
 /*
- * self op= other: the op's dtype as out of place; when it is not self's,
- * the result must cast to self's dtype by NumPy's same_kind rule (bool <
+ * self op= other: the op's dtype as out of place; the result's dtype
+ * (op_result()) must cast to self's by NumPy's same_kind rule (bool <
  * unsigned < signed < floating < complex, never down a kind), else
- * TypeError as NumPy's; the op then runs in that dtype and the result is
- * converted into self.
+ * TypeError as NumPy's (so `/=` of an integer or bool tensor is one). When
+ * the op's dtype is self's, the in-place op runs on self; otherwise the op
+ * runs out of place in that dtype and the result is converted into self.
  */
 static PyObject *
 inplace(PyObject *self, PyObject *other, enum pyop op)
 {
-	cow_dtype_t sd, dt;
+	cow_dtype_t sd, dt, rd;
 	struct operand y;
 	cow_status_t st;
 	int rc;
@@ -322,40 +354,35 @@ inplace(PyObject *self, PyObject *other, enum pyop op)
 		return rc < 0 ? NULL : Py_NewRef(Py_NotImplemented);
 	if (op_dtype(op, sd, y.dtype, &dt) < 0)
 		return NULL;
-	if (kind_of(dt) > kind_of(sd)) {
+	rd = op_result(op, dt);
+	if (kind_of(rd) > kind_of(sd)) {
 		PyErr_Format(PyExc_TypeError, "Cannot cast ufunc '%s' output "
 		    "from dtype('%s') to dtype('%s') with casting rule "
-		    "'same_kind'", pyops[op].name, cow_dtype_name(dt),
+		    "'same_kind'", pyops[op].name, cow_dtype_name(rd),
 		    cow_dtype_name(sd));
 		return NULL;
 	}
-	if (operand_as(&y, dt) < 0)
-		return NULL;
-	struct pycow_guard g = { 0 };
-	if (dt == sd) {
+	if (dt != sd) {
+		struct operand x;
+		cow_tensor_t *r;
+
+		(void)operand_dtype(&x, self, T(self));
+		if (apply_converted(&x, &y, dt, pyops[op].out, &r) < 0)
+			return NULL;
+		PYCOW_LOCKED1(T(self), true, st = cow_tensor_copy_(T(self), r));
+		cow_tensor_release(r);
+	} else {
+		/* rd is sd: only div changes the dtype, and of integers,
+		 * which kind_of refused above. */
+		struct pycow_guard g = { 0 };
+
+		if (operand_as(&y, dt) < 0)
+			return NULL;
 		pycow_guard_add(&g, T(self), true);
 		pycow_guard_add(&g, y.t, false);
 		PYCOW_LOCKED(&g, st = pyops[op].in(T(self), y.t));
-	} else {
-		struct operand x;
-		cow_tensor_t *r = NULL;
-
-		(void)operand_dtype(&x, self, T(self));
-		if (operand_as(&x, dt) < 0) {
-			cow_tensor_release(y.made);
-			return NULL;
-		}
-		pycow_guard_add(&g, x.t, false);
-		pycow_guard_add(&g, y.t, false);
-		PYCOW_LOCKED(&g, st = pyops[op].out(x.t, y.t, &r));
-		cow_tensor_release(x.made);
-		if (st == COW_OK) {
-			PYCOW_LOCKED1(T(self), true,
-			    st = cow_tensor_copy_(T(self), r));
-			cow_tensor_release(r);
-		}
+		cow_tensor_release(y.made);
 	}
-	cow_tensor_release(y.made);
 	if (pycow_check(st) < 0)
 		return NULL;
 	return Py_NewRef(self);
@@ -398,28 +425,14 @@ static PyObject *
 nb_matmul(PyObject *a, PyObject *b)
 {
 	struct operand x, y;
-	cow_tensor_t *out = NULL;
-	cow_dtype_t dt;
-	cow_status_t st;
+	cow_tensor_t *out;
 
 	if (!pycow_tensor_check(a) || !pycow_tensor_check(b))
 		return Py_NewRef(Py_NotImplemented);
 	(void)operand_dtype(&x, a, T(a));
 	(void)operand_dtype(&y, b, T(b));
-	dt = promote(x.dtype, y.dtype);
-	if (operand_as(&x, dt) < 0)
-		return NULL;
-	if (operand_as(&y, dt) < 0) {
-		cow_tensor_release(x.made);
-		return NULL;
-	}
-	struct pycow_guard g = { 0 };
-	pycow_guard_add(&g, x.t, false);
-	pycow_guard_add(&g, y.t, false);
-	PYCOW_LOCKED(&g, st = cow_tensor_matmul(x.t, y.t, &out));
-	cow_tensor_release(x.made);
-	cow_tensor_release(y.made);
-	if (pycow_check(st) < 0)
+	if (apply_converted(&x, &y, promote(x.dtype, y.dtype),
+	    cow_tensor_matmul, &out) < 0)
 		return NULL;
 	return pycow_wrap(out);
 }

@@ -284,10 +284,11 @@ o_equal_value(cow__value_t a, cow__value_t b)
 
 /* One element of @op over @dtype (ops.h: integers wrap, bool add is or,
  * bool mul is and, floating ops round to the dtype; comparisons write
- * bool). Values come exact from cow__load(); a sum, difference, product
- * or quotient of two floats is exact or rounds to the float result when
- * computed in double and rounded once to float. Floor division and
- * modulo share divmod.h with the loops. */
+ * bool, div of bool and integers float64). Values come exact from
+ * cow__load(); a sum, difference, product or quotient of two floats is
+ * exact or rounds to the float result when computed in double and rounded
+ * once to float. Floor division and modulo share divmod.h with the
+ * loops. */
 static void
 o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
     const void *y)
@@ -319,6 +320,13 @@ o_apply(enum cow__binop op, cow_dtype_t dtype, void *dst, const void *x,
 	}
 	if (c >= 0) {
 		cow__store(COW_DTYPE_BOOL, dst, cow__value_i64(c));
+		return;
+	}
+	if (op == COW__BINOP_DIV && a.kind != COW__VALUE_FLOAT) {
+		/* Bool and integers: a float64 quotient of the operands
+		 * converted by C's cast (one rounding beyond 2^53). */
+		cow__store(COW_DTYPE_FLOAT64, dst, cow__value_f64(
+		    cow__value_to_f64(a) / cow__value_to_f64(b)));
 		return;
 	}
 	if (dtype == COW_DTYPE_BOOL) {

@@ -390,9 +390,10 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 		return st;
 	}
 	be = cow__fn_of(t)->group->be;
-	/* The kernel's order: dtypes, the op's dtype, shapes, overlap. */
+	/* The kernel's order: dtypes, the op's dtype (and its in-place
+	 * form's), shapes, overlap. */
 	if ((t->dtype == other->dtype &&
-	    (st = cow__binop_check(op, t->dtype, func)) != COW_OK) ||
+	    (st = cow__binop_check_inplace(op, t->dtype, func)) != COW_OK) ||
 	    (st = check_into(t, other, true, func)) != COW_OK ||
 	    t->numel == 0)
 		return st;

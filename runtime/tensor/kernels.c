@@ -310,7 +310,12 @@ cow__binop_name(enum cow__binop op)
 cow_dtype_t
 cow__binop_result_dtype(enum cow__binop op, cow_dtype_t dtype)
 {
-	return op >= COW__BINOP_EQ ? COW_DTYPE_BOOL : dtype;
+	if (op >= COW__BINOP_EQ)
+		return COW_DTYPE_BOOL;
+	if (op == COW__BINOP_DIV && !cow__dtype_is_float(dtype) &&
+	    !cow__dtype_is_complex(dtype))
+		return COW_DTYPE_FLOAT64;
+	return dtype;
 }
 
 cow_status_t
@@ -319,6 +324,23 @@ cow__binop_check(enum cow__binop op, cow_dtype_t dtype, const char *func)
 	if (binops[op].loops[dtype] == NULL)
 		return cow__error(COW_EDTYPE, func, "%s is not defined for "
 		    "dtype %s", binops[op].name, cow_dtype_name(dtype));
+	return COW_OK;
+}
+
+cow_status_t
+cow__binop_check_inplace(enum cow__binop op, cow_dtype_t dtype,
+    const char *func)
+{
+	cow_status_t st;
+
+	if ((st = cow__binop_check(op, dtype, func)) != COW_OK)
+		return st;
+	if (cow__binop_result_dtype(op, dtype) != dtype)
+		return cow__error(COW_EDTYPE, func, "%s of dtype %s writes "
+		    "%s, which a destination of dtype %s cannot hold (no "
+		    "in-place form)", binops[op].name, cow_dtype_name(dtype),
+		    cow_dtype_name(cow__binop_result_dtype(op, dtype)),
+		    cow_dtype_name(dtype));
 	return COW_OK;
 }
 

@@ -32,7 +32,8 @@
 _Static_assert(COW_TENSOR_MAX_NDIM <= 32, "reduction masks are 32 bits");
 
 /* The element-wise binary ops (ops.h). The comparisons (EQ to GE) write
- * bool; the others write the operands' dtype. */
+ * bool, DIV of bool and integers float64; the others write the operands'
+ * dtype. */
 enum cow__binop {
 	COW__BINOP_ADD,
 	COW__BINOP_MUL,
@@ -51,12 +52,19 @@ enum cow__binop {
 /* The op's short name ("add", "sub", "lt", ...: traces, messages). */
 const char *cow__binop_name(enum cow__binop op);
 
-/* The dtype @op writes for operands of @dtype (bool for comparisons). */
+/* The dtype @op writes for operands of @dtype (bool for comparisons,
+ * float64 for DIV of bool and integers). */
 cow_dtype_t cow__binop_result_dtype(enum cow__binop op, cow_dtype_t dtype);
 
 /* COW_EDTYPE (naming @func, the op and @dtype) when @op is not defined
  * for @dtype (ops.h's table), else COW_OK. */
 cow_status_t cow__binop_check(enum cow__binop op, cow_dtype_t dtype,
+    const char *func);
+
+/* cow__binop_check for the in-place form, t = t op t' of @dtype: also
+ * COW_EDTYPE when @op writes another dtype (DIV of bool and integers:
+ * float64, which NumPy's same_kind rule does not cast back either). */
+cow_status_t cow__binop_check_inplace(enum cow__binop op, cow_dtype_t dtype,
     const char *func);
 
 /* COW_EOVERLAP when two indices of @dst share an element (writing every

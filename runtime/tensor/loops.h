@@ -18,7 +18,9 @@
 
 #include "tensor/iter.h"
 
-/* dst op= ... tables indexed by cow_dtype_t. NULL: not defined for it. */
+/* dst op= ... tables indexed by cow_dtype_t. NULL: not defined for it.
+ * The destination has the operands' dtype, but for div of bool and
+ * integers: float64 (cow__binop_result_dtype). */
 extern const cow__iter_fn cow__loops_add[COW_DTYPE_COUNT];
 extern const cow__iter_fn cow__loops_mul[COW_DTYPE_COUNT];
 extern const cow__iter_fn cow__loops_neg[COW_DTYPE_COUNT];

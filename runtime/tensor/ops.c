@@ -44,12 +44,18 @@ cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
     const cow_tensor_t *other, const char *func)
 {
 	const struct cow__tensor_ext *ext;
+	cow_status_t st;
 
 	if (t == NULL || other == NULL)
 		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
 		    t == NULL ? "t" : "other");
 	if ((ext = cow__ext_of2(t, other)) != NULL)
 		return ext->binary_(op, t, other, func);
+	/* The kernel's order (dtypes first); then the in-place form: t's
+	 * dtype must be the op's result (not for div of integers). */
+	if (t->dtype == other->dtype &&
+	    (st = cow__binop_check_inplace(op, t->dtype, func)) != COW_OK)
+		return st;
 	return cow__kernel_binary(op, t, t, other, func);
 }
 

@@ -304,6 +304,43 @@ def test_refusals_name_the_op():
         i - cowstore.tensor([1, 2, 3], dtype="int32")
 
 
+def test_integer_true_division_rounds_as_numpy():
+    """/ of bool and integer tensors is float64 in one pass in C
+    (cow_tensor_div); 64-bit values beyond 2^53 round once as NumPy's cast
+    rounds them (ties to even), x / 0 is +-inf, 0 / 0 NaN, on dense,
+    broadcast and stepped operands, tensors and scalars."""
+    edges = [0, 1, -1, 3, 2**53, 2**53 + 1, 2**53 + 3, -(2**53) - 1,
+             2**62 + 2**9, 2**62 + 2**9 + 1, 2**62 + 3 * 2**9,
+             2**63 - 1, -(2**63), -(2**63) + 1, 2**31 - 1, -(2**31),
+             2**32 + 7]
+    rng = np.random.default_rng(39)
+    big = rng.integers(-(2**63), 2**63 - 1, size=64, dtype=np.int64)
+    i64 = np.concatenate([np.array(edges, dtype=np.int64),
+                          big >> rng.integers(0, 63, size=64)])
+    cases = [i64, i64.view(np.uint64), i64.astype(np.int32),
+             i64.astype(np.uint32), i64.astype(np.int8),
+             i64.astype(np.uint16), i64 % 2 == 0]
+    for a in cases:
+        b = np.roll(a, 1)
+        ta, tb = cowstore.tensor(a), cowstore.tensor(b)
+        h = 2 * (len(a) // 2)
+        pairs = [(ta, tb, a, b),
+                 (ta[0:h:2], tb[1:h:2], a[0:h:2], b[1:h:2]),
+                 (ta, tb[3:4], a, b[3:4]), (ta[5:6], tb, a[5:6], b)]
+        for x, y, nx, ny in pairs:
+            assert_same(x / y, numpy_op("div", nx, ny), (a.dtype, nx, ny))
+        # A Python int takes the tensor's dtype (NEP 50): a / 3, 0 / a.
+        if a.dtype != np.bool_:
+            assert_same(ta / 3, numpy_op("div", a, a.dtype.type(3)),
+                        a.dtype)
+            assert_same(0 / ta, numpy_op("div", a.dtype.type(0), a),
+                        a.dtype)
+        before = to_numpy_values(ta)
+        with pytest.raises(TypeError, match="same_kind"):
+            ta /= tb
+        assert np.array_equal(to_numpy_values(ta), before)
+
+
 def test_bfloat16_promotion():
     """bfloat16 (not a NumPy dtype) promotes as float16 does, except with
     float16 itself (float32); its ops compute in float32 and round."""

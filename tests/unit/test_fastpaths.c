@@ -164,6 +164,15 @@ assert_identical(const cow_tensor_t *x, const cow_tensor_t *y,
 	cow_tensor_release(b);
 }
 
+/* Real floating or complex (div_ is defined in place). */
+static bool
+floating(cow_dtype_t dt)
+{
+	return dt == COW_DTYPE_FLOAT16 || dt == COW_DTYPE_BFLOAT16 ||
+	    dt == COW_DTYPE_FLOAT32 || dt == COW_DTYPE_FLOAT64 ||
+	    dt == COW_DTYPE_COMPLEX64 || dt == COW_DTYPE_COMPLEX128;
+}
+
 /* One random case: every op on the dense layout and on the doubled one. */
 static void
 one_case(cow_dtype_t dt)
@@ -187,8 +196,9 @@ one_case(cow_dtype_t dt)
 		c[k] = cv;
 	}
 	/* Out of place (the result is dense; the doubled inputs keep the
-	 * general loop). */
-	for (int op = 0; op < 5; op++) {
+	 * general loop). div: a dense divisor, a broadcast one, a broadcast
+	 * dividend; of bool and integers into float64. */
+	for (int op = 0; op < 8; op++) {
 		for (int k = 0; k < 2; k++) {
 			switch (op) {
 			case 0:
@@ -203,6 +213,15 @@ one_case(cow_dtype_t dt)
 			case 3:
 				TT_OK(cow_tensor_mul(c[k], a[k], &r[k]));
 				break;
+			case 5:
+				TT_OK(cow_tensor_div(a[k], b[k], &r[k]));
+				break;
+			case 6:
+				TT_OK(cow_tensor_div(a[k], c[k], &r[k]));
+				break;
+			case 7:
+				TT_OK(cow_tensor_div(c[k], a[k], &r[k]));
+				break;
 			default:
 				if (dt == COW_DTYPE_BOOL) {
 					r[k] = NULL;
@@ -216,8 +235,11 @@ one_case(cow_dtype_t dt)
 		cow_tensor_release(r[0]);
 		cow_tensor_release(r[1]);
 	}
-	/* In place, on fresh copies of a in each layout. */
-	for (int op = 0; op < 9; op++) {
+	/* In place, on fresh copies of a in each layout (div_: floating
+	 * and complex dtypes). */
+	for (int op = 0; op < 11; op++) {
+		if (op >= 9 && !floating(dt))
+			continue;
 		for (int k = 0; k < 2; k++) {
 			r[k] = layout(va, rows, cols, off, pad, k == 1);
 			switch (op) {
@@ -244,6 +266,12 @@ one_case(cow_dtype_t dt)
 				break;
 			case 7:
 				TT_OK(cow_tensor_fill_(r[k], scalar));
+				break;
+			case 9:
+				TT_OK(cow_tensor_div_(r[k], b[k]));
+				break;
+			case 10:
+				TT_OK(cow_tensor_div_(r[k], r[k]));
 				break;
 			default:
 				TT_OK(cow_tensor_copy_(r[k], b[k]));
