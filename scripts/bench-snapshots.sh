@@ -20,6 +20,11 @@
 #              filesystem); every save, the plain one included, writes one
 #              new file there, DIR/cow_snapbench.bin, and fsyncs it
 #   SNAP_ARGS  more cow_snapbench options (e.g. "--shape mixed")
+#   SNAP_BIN   a folder with cow_snapbench and cow_bench already built (a
+#              machine where scripts/deps.sh cannot install the project's
+#              packages: build them there with -DCOW_WITH_JEMALLOC=OFF);
+#              skips the dependencies, the build, the summary and the
+#              chart (run scripts/snapshots-summary.py on OUTDIR later)
 #
 # Files in OUTDIR: runs.jsonl (every cow_snapbench line, in run order),
 # take.jsonl (cow_bench's snapshot group at STATE), env.txt (machine,
@@ -40,10 +45,13 @@ methods=(cow-stream cow-persist-first eager eager-pre fork)
 
 bytes=$(bench_bytes "$state")
 
-scripts/deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j2 --target cow_snapbench cow_bench >/dev/null
-bin=build/release/stress/bench
+bin=${SNAP_BIN:-build/release/stress/bench}
+if [ -z "${SNAP_BIN:-}" ]; then
+	scripts/deps.sh
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j2 --target cow_snapbench cow_bench \
+	    >/dev/null
+fi
 mkdir -p "$out" "$dir"
 bench_need_free bench-snapshots.sh "$dir" $(( bytes * 2 ))
 bench_env "$dir/cow_snapbench.bin" \
@@ -74,6 +82,10 @@ one plain-busy 0
 echo "bench-snapshots.sh: cow_bench snapshot group" >&2
 "$bin/cow_bench" --json --filter snapshot_ --sizes "$state" > "$out/take.jsonl"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/env.txt"
+if [ -n "${SNAP_BIN:-}" ]; then
+	echo "bench-snapshots.sh: wrote $out (no summary: SNAP_BIN)" >&2
+	exit 0
+fi
 
 /usr/bin/python3 scripts/snapshots-summary.py "$out/runs.jsonl" "$out"
 scripts/plot-snapshots.sh "$out/summary.tsv" "$img/snapshots-$state.png" "$state"
