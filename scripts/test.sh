@@ -38,6 +38,31 @@ build() {
 	cmake --build --preset "$1" -j"$jobs"
 }
 
+# What a failed bounded fuzzing run found (the negative controls' planted
+# findings left out), printed after ctest's summary so
+# that the end of a CI log shows it: the fuzzer's report and each
+# reproducer's bytes (replay one with: printf the bytes into a file, then
+# build/fuzz/fuzz/TARGET FILE). A CI run's random seed cannot be replayed.
+fuzz_findings() {
+	local dir f
+	for dir in build/fuzz/fuzz/run/*/; do
+		case $(basename "$dir") in control_*) continue ;; esac
+		# run_fuzz.sh keeps the fuzzer's exit status in status
+		if [ "$(cat "$dir/status" 2>/dev/null)" = 0 ] &&
+		    ! ls "$dir"artifacts/* >/dev/null 2>&1; then
+			continue
+		fi
+		echo "==== fuzz finding: $(basename "$dir") (exit $(cat "$dir/status" 2>/dev/null)) ===="
+		grep -m 10 -E 'ERROR|SUMMARY|runtime error|^fuzz_[a-z_]+:|Assert|#[0-9]+ 0x' \
+		    "$dir/log" || true
+		for f in "$dir"artifacts/*; do
+			[ -f "$f" ] || continue
+			echo "reproducer $(basename "$f") ($(wc -c < "$f") bytes):"
+			od -An -tx1 -v "$f" | head -n 24
+		done
+	done
+}
+
 for preset in "${presets[@]}"; do
 	echo "==== cowstore tests: $preset ===="
 	start=$SECONDS
@@ -49,7 +74,7 @@ for preset in "${presets[@]}"; do
 	fuzz)
 		if [ -f fuzz/CMakeLists.txt ]; then
 			build fuzz
-			ctest --preset fuzz
+			ctest --preset fuzz || { fuzz_findings; exit 1; }
 		else
 			echo "(no fuzz targets yet)"
 		fi
