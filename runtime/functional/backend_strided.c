@@ -6,8 +6,8 @@
  * copied only by that write's materialisation), op results come from the
  * runtime's kernels (kernels.h) on new contiguous tensors. Plain tensors
  * here never reach the dispatch step (they are not functional), and new
- * tensors are made with the internal constructors, which the creation
- * hook does not see.
+ * tensors are made with the internal constructors, which the thread's
+ * creation implementation does not see.
  */
 
 #include "core/error.h"

@@ -1,8 +1,9 @@
 /*
- * dispatch.c - the layer's table of tensor hooks (tensor/ext.h) and the
- * creation hook it installs, and the public functions of functional.h that
- * are not ops: the thread's mode and backend (their state is thread.c's),
- * backends, wrap, to_plain, sync, transpose_, info.
+ * dispatch.c - the layer's tensor implementation (tensor/impl.h), which it
+ * installs as the thread's creation implementation, and the public
+ * functions of functional.h that are not ops: the thread's mode and
+ * backend (their state is thread.c's), backends, wrap, to_plain, sync,
+ * transpose_, info.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,13 +13,49 @@
 #include "core/error.h"
 #include "functional/dispatch.h"
 #include "functional/functional.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
-const struct cow__tensor_ext cow__fn_ext = {
-	.adopt = cow__fn_adopt,
-	.adopt_storage = cow__fn_adopt_storage,
+/* The constructor: the strided implementation's tensor, adopted. */
+static cow_status_t
+fn_create(const struct cow__create *c, cow_tensor_t **out, const char *func)
+{
+	cow_tensor_t *plain = NULL;
+	cow_status_t st;
+
+	st = cow__tensor_strided_impl.create(c, &plain, func);
+	switch (c->kind) {
+	case COW__CREATE_FROM_STORAGE:
+	case COW__CREATE_OVER_STORAGE:
+		return cow__fn_adopt_storage(st, plain, out, func);
+	case COW__CREATE_FULL:
+		return cow__fn_adopt(st, plain, &c->value, out, func);
+	default:
+		return cow__fn_adopt(st, plain, NULL, out, func);
+	}
+}
+
+/* A functional tensor has no memory to pin: cow_tensor_pin, _unpin. */
+static cow_status_t
+fn_pin(cow_tensor_t *t, void **out)
+{
+	(void)t;
+	(void)out;
+	return cow__error(COW_ENOTSUP, "cow_tensor_pin", "a functional "
+	    "tensor has no memory of its own to pin");
+}
+
+static cow_status_t
+fn_unpin(cow_tensor_t *t)
+{
+	(void)t;
+	return cow__error(COW_ENOTSUP, "cow_tensor_unpin", "a functional "
+	    "tensor has no memory of its own to pin");
+}
+
+const struct cow__tensor_impl cow__fn_impl = {
+	.create = fn_create,
 	.destroy = cow__fn_tensor_destroy,
 	.view = cow__fn_view_step,
 	.reshape = cow__fn_reshape,
@@ -26,6 +63,8 @@ const struct cow__tensor_ext cow__fn_ext = {
 	.lazy_clone = cow__fn_lazy_clone,
 	.read_data = cow__fn_read_data,
 	.mutable_data = cow__fn_mutable_data,
+	.pin = fn_pin,
+	.unpin = fn_unpin,
 	.get = cow__fn_get,
 	.set = cow__fn_set,
 	.fill_ = cow__fn_fill_,
@@ -40,14 +79,16 @@ const struct cow__tensor_ext cow__fn_ext = {
 };
 
 /* The thread creates functional tensors when its mode is on or its
- * backend needs the layer: install the creation hook accordingly. */
+ * backend needs the layer: install the creation implementation
+ * accordingly. */
 static void
 creating_update(void)
 {
 	struct cow__fn_thread *s = &cow__fn_tls;
 
-	cow__tensor_ext_creating_set(s->mode || (s->backend != NULL &&
-	    s->backend->needs_functionalization) ? &cow__fn_ext : NULL);
+	cow__tensor_impl_creating_set(s->mode || (s->backend != NULL &&
+	    s->backend->needs_functionalization) ? &cow__fn_impl :
+	    &cow__tensor_strided_impl);
 }
 
 const cow_backend_t *

@@ -1,11 +1,11 @@
 /*
- * dispatch.h - the layer's tensor hooks: the functions of its
- * table cow__fn_ext (tensor/ext.h), which the tensor API calls for a
- * functional tensor, each keeping its public function's contract, and
- * the creation hooks: on a thread whose mode is on, or whose backend
- * needs functionalization, the tensor layer hands its plain creations to
- * cow__fn_adopt() (cow__fn_adopt_storage() for a tensor over the caller's
- * storage).
+ * dispatch.h - the layer's tensor implementation: the functions of its
+ * table cow__fn_impl (tensor/impl.h), which the tensor API calls for a
+ * functional tensor, each keeping its public function's contract. On a
+ * thread whose mode is on, or whose backend needs functionalization, the
+ * table is the thread's creation implementation: its constructor makes
+ * the strided tensor and hands it to cow__fn_adopt()
+ * (cow__fn_adopt_storage() for a tensor over the caller's storage).
  */
 #ifndef COW_FUNCTIONAL_DISPATCH_H
 #define COW_FUNCTIONAL_DISPATCH_H
@@ -20,7 +20,7 @@
 #include "tensor/tensor.h"
 #include "tensor/view_step.h"
 
-/* Finish a creation of the tensor layer (ext.h): when @st is COW_OK, turn
+/* Finish a creation (impl.h's @create): when @st is COW_OK, turn
  * @plain (owned) into a functional tensor in *out. @value: the fill value
  * the trace shows (NULL: none). Returns the status. */
 cow_status_t cow__fn_adopt(cow_status_t st, cow_tensor_t *plain,

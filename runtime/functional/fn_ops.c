@@ -21,7 +21,7 @@
 #include "functional/dispatch.h"
 #include "functional/functional.h"
 #include "tensor/dtype.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"

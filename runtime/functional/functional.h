@@ -8,8 +8,8 @@
  *   a reference-counted immutable array of steps from the base.
  * - struct cow__fn_group: an alias group (base value, ordered pending
  *   updates, generation).
- * - struct cow__fn: the per-tensor state, a functional tensor's extension
- *   state (tensor/ext.h: cow_tensor_t::ext is &cow__fn_ext).
+ * - struct cow__fn: the per-tensor state, a functional tensor's implementation
+ *   state (tensor/impl.h: cow_tensor_t::impl is &cow__fn_impl).
  *
  * Synchronization: a group and its tensors' states are used by one thread
  * at a time (the user serialises, functional.h). Values and paths may be
@@ -27,7 +27,7 @@
 #include <cowstore/tensor.h>
 
 #include "core/refcount.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/kernels.h"
 #include "tensor/tensor.h"
 #include "tensor/view_step.h"
@@ -211,15 +211,15 @@ struct cow__fn {
 	uint64_t generation;
 };
 
-/* The layer's table of tensor hooks (dispatch.c): a functional tensor is
- * one whose extension it is. */
-extern const struct cow__tensor_ext cow__fn_ext;
+/* The layer's tensor implementation (dispatch.c): a functional tensor is
+ * one whose implementation it is. */
+extern const struct cow__tensor_impl cow__fn_impl;
 
 /* @t's layer state; NULL for a plain tensor. */
 static inline struct cow__fn *
 cow__fn_of(const cow_tensor_t *t)
 {
-	return t->ext == &cow__fn_ext ? t->ext_state : NULL;
+	return t->impl == &cow__fn_impl ? t->impl_state : NULL;
 }
 
 /* A new group over @base (canonical; the group takes the reference). */

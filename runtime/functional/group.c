@@ -107,7 +107,7 @@ cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
 	fn->path = path;
 	fn->value = value;
 	fn->generation = generation;
-	cow__tensor_ext_attach(t, &cow__fn_ext, fn);
+	cow__tensor_impl_attach(t, &cow__fn_impl, fn);
 	*out = t;
 	return COW_OK;
 }

@@ -21,6 +21,7 @@
 #include "interop/dlpack_abi.h"
 #include "storage/storage.h"
 #include "tensor/dtype.h"
+#include "tensor/impl.h"
 #include "tensor/tensor.h"
 
 #define EXPORT_FLAGS ((unsigned)COW_DLPACK_READ_ONLY | (unsigned)COW_DLPACK_COPY)
@@ -184,7 +185,7 @@ export_tensor(cow_tensor_t *t, unsigned flags, bool versioned,
 	if ((flags & ~EXPORT_FLAGS) != 0)
 		return cow__error(COW_EINVAL, func, "unknown flags 0x%x",
 		    flags & ~EXPORT_FLAGS);
-	if (t->ext != NULL) {
+	if (!cow__tensor_is_strided(t)) {
 		/* A functional tensor's value, as a plain tensor. */
 		if (!(flags & (COW_DLPACK_READ_ONLY | COW_DLPACK_COPY)))
 			return cow__error(COW_ENOTSUP, func, "a functional "

@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "core/fork.h"
 #include "snapshot/snapshot.h"
+#include "tensor/impl.h"
 
 /* ------------------------------------------------------------------ */
 /* Memory. One block holds the snapshot and everything it describes; it
@@ -319,7 +320,8 @@ take_check(size_t count, cow_tensor_t *const *tensors,
 		if (tensors[i] == NULL || names[i] == NULL)
 			return cow__error(COW_EINVAL, func, "%s[%zu] is NULL",
 			    tensors[i] == NULL ? "tensors" : "names", i);
-		if (tensors[i]->ext != NULL || tensors[i]->storage == NULL)
+		if (!cow__tensor_is_strided(tensors[i]) ||
+		    tensors[i]->storage == NULL)
 			return cow__error(COW_EINVAL, func, "tensor %zu (\"%s\") "
 			    "is functional: it has no storage to share; "
 			    "snapshot cow_functional_to_plain()'s result", i,

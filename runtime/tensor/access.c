@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "storage/storage.h"
 #include "tensor/dtype.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/shadow.h"
 #include "tensor/tensor.h"
 
@@ -88,59 +88,70 @@ cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
 }
 
 cow_status_t
-cow_tensor_read_data(const cow_tensor_t *t, const void **out)
+cow__strided_read_data(const cow_tensor_t *t, const void **out,
+    const char *func)
 {
 	const char *p;
 	cow_status_t st;
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return t->ext->read_data(t, out, __func__);
-	if ((st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
+	if ((st = cow__tensor_read_data(t, &p, func)) != COW_OK)
 		return st;
 	*out = p;
 	return COW_OK;
 }
 
-/* cow_tensor_const_data of a functional tensor, kept out of line: inline,
- * its frame costs the strided path 4 instructions (29 per call against 25,
- * scripts/instr-counts.sh). */
+cow_status_t
+cow_tensor_read_data(const cow_tensor_t *t, const void **out)
+{
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	return t->impl->read_data(t, out, __func__);
+}
+
+/* cow_tensor_const_data of a non-strided tensor, through its table, kept
+ * out of line: inline, its frame costs the strided path 4 instructions (29
+ * per call against 25, scripts/instr-counts.sh). */
 static __attribute__((noinline, cold)) const void *
-ext_const_data(const cow_tensor_t *t, const char *func)
+table_const_data(const cow_tensor_t *t, const char *func)
 {
 	const void *p;
 
-	return t->ext->read_data(t, &p, func) == COW_OK ? p : NULL;
+	return t->impl->read_data(t, &p, func) == COW_OK ? p : NULL;
 }
 
+/* The fast path reads a strided tensor's data directly (impl.h). */
 const void *
 cow_tensor_const_data(const cow_tensor_t *t)
 {
 	const char *p;
 
-	if (t != NULL && t->ext != NULL)
-		return ext_const_data(t, __func__);
+	if (t != NULL && !cow__tensor_is_strided(t))
+		return table_const_data(t, __func__);
 	if (t == NULL || cow__tensor_read_data(t, &p, __func__) != COW_OK)
 		return NULL;
 	return p;
 }
 
 cow_status_t
-cow_tensor_mutable_data(cow_tensor_t *t, void **out)
+cow__strided_mutable_data(cow_tensor_t *t, void **out)
 {
 	cow_status_t st;
 	char *p = NULL;
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return t->ext->mutable_data(t, out);
 	if (t->numel > 0 &&
-	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
+	    (st = cow__tensor_write_data(t, &p, "cow_tensor_mutable_data")) !=
+	    COW_OK)
 		return st;
 	*out = p;
 	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_mutable_data(cow_tensor_t *t, void **out)
+{
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	return t->impl->mutable_data(t, out);
 }
 
 cow_status_t
@@ -150,30 +161,36 @@ cow__tensor_pin_data(cow_tensor_t *t, char **out, const char *func)
 }
 
 cow_status_t
-cow_tensor_pin(cow_tensor_t *t, void **out)
+cow__strided_pin(cow_tensor_t *t, void **out)
 {
 	cow_status_t st;
 	char *p;
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return cow__error(COW_ENOTSUP, __func__, "a functional tensor "
-		    "has no memory of its own to pin");
-	if ((st = cow__tensor_pin_data(t, &p, __func__)) != COW_OK)
+	if ((st = cow__tensor_pin_data(t, &p, "cow_tensor_pin")) != COW_OK)
 		return st;
 	*out = p;
 	return COW_OK;
 }
 
 cow_status_t
+cow_tensor_pin(cow_tensor_t *t, void **out)
+{
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	return t->impl->pin(t, out);
+}
+
+cow_status_t
+cow__strided_unpin(cow_tensor_t *t)
+{
+	return cow__storage_unpin(t->storage, "cow_tensor_unpin");
+}
+
+cow_status_t
 cow_tensor_unpin(cow_tensor_t *t)
 {
 	COW__RETURN_IF_NULL(t);
-	if (t->ext != NULL)
-		return cow__error(COW_ENOTSUP, __func__, "a functional tensor "
-		    "has no memory of its own to pin");
-	return cow__storage_unpin(t->storage, __func__);
+	return t->impl->unpin(t);
 }
 
 cow_status_t
@@ -214,71 +231,67 @@ element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
 }
 
 cow_status_t
-cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
+cow__strided_get(const cow_tensor_t *t, const int64_t *index, double *f,
+    int64_t *i, const char *func)
 {
 	const char *p;
 	cow_status_t st;
 	int64_t off;
 
+	if ((st = element_offset(t, index, &off, func)) != COW_OK ||
+	    (st = cow__tensor_read_data(t, &p, func)) != COW_OK)
+		return st;
+	if (f != NULL)
+		*f = cow__load_f64(t->dtype, p + off);
+	else
+		*i = cow__load_i64(t->dtype, p + off);
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
+{
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return t->ext->get(t, index, out, NULL, __func__);
-	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
-	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
-		return st;
-	*out = cow__load_f64(t->dtype, p + off);
-	return COW_OK;
+	return t->impl->get(t, index, out, NULL, __func__);
 }
 
 cow_status_t
 cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 {
-	const char *p;
-	cow_status_t st;
-	int64_t off;
-
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return t->ext->get(t, index, NULL, out, __func__);
-	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
-	    (st = cow__tensor_read_data(t, &p, __func__)) != COW_OK)
+	return t->impl->get(t, index, NULL, out, __func__);
+}
+
+cow_status_t
+cow__strided_set(cow_tensor_t *t, const int64_t *index, const double *f,
+    const int64_t *i, const char *func)
+{
+	cow_status_t st;
+	int64_t off;
+	char *p = NULL; /* set on success (gcc -O2 cannot tell) */
+
+	if ((st = element_offset(t, index, &off, func)) != COW_OK ||
+	    (st = cow__tensor_write_data(t, &p, func)) != COW_OK)
 		return st;
-	*out = cow__load_i64(t->dtype, p + off);
+	if (f != NULL)
+		cow__store_f64(t->dtype, p + off, *f);
+	else
+		cow__store_i64(t->dtype, p + off, *i);
 	return COW_OK;
 }
 
 cow_status_t
 cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 {
-	cow_status_t st;
-	int64_t off;
-	char *p = NULL; /* set on success (gcc -O2 cannot tell) */
-
 	COW__RETURN_IF_NULL(t);
-	if (t->ext != NULL)
-		return t->ext->set(t, index, &value, NULL, __func__);
-	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
-	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
-		return st;
-	cow__store_f64(t->dtype, p + off, value);
-	return COW_OK;
+	return t->impl->set(t, index, &value, NULL, __func__);
 }
 
 cow_status_t
 cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 {
-	cow_status_t st;
-	int64_t off;
-	char *p = NULL; /* set on success (gcc -O2 cannot tell) */
-
 	COW__RETURN_IF_NULL(t);
-	if (t->ext != NULL)
-		return t->ext->set(t, index, NULL, &value, __func__);
-	if ((st = element_offset(t, index, &off, __func__)) != COW_OK ||
-	    (st = cow__tensor_write_data(t, &p, __func__)) != COW_OK)
-		return st;
-	cow__store_i64(t->dtype, p + off, value);
-	return COW_OK;
+	return t->impl->set(t, index, NULL, &value, __func__);
 }

@@ -7,16 +7,21 @@
 
 #include "alloc/allocator.h"
 #include "core/error.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/kernels.h"
 #include "tensor/tensor.h"
 
 cow_status_t
+cow__strided_clone(const cow_tensor_t *t, cow_tensor_t **out,
+    const char *func)
+{
+	return cow__kernel_clone(t, out, func);
+}
+
+cow_status_t
 cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 {
-	if (t->ext != NULL)
-		return t->ext->clone(t, out, func);
-	return cow__kernel_clone(t, out, func);
+	return t->impl->clone(t, out, func);
 }
 
 cow_status_t
@@ -41,29 +46,34 @@ cow_tensor_contiguous(cow_tensor_t *t, cow_tensor_t **out)
 }
 
 cow_status_t
-cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
+cow__strided_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
 	struct cow__layout l;
 	cow_tensor_t *c;
 	cow_storage_t *s;
 	cow_status_t st;
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return t->ext->lazy_clone(t, out);
 	/* The struct first: if it cannot be allocated, t's storage has not
 	 * been made copy-on-write. */
-	if ((c = cow__tensor_alloc(cow__tensor_allocator(t), __func__)) == NULL)
+	if ((c = cow__tensor_alloc(cow__tensor_allocator(t),
+	    "cow_tensor_lazy_clone")) == NULL)
 		return COW_ENOMEM;
 	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
 		cow__tensor_free(c);
-		return cow__error_wrap(st, __func__, "");
+		return cow__error_wrap(st, "cow_tensor_lazy_clone", "");
 	}
 	cow__layout_of(t, &l);
 	cow__tensor_init(c, s, t->dtype, &l);
 	*out = c;
 	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
+{
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	return t->impl->lazy_clone(t, out);
 }
 
 cow_status_t

@@ -1,9 +1,11 @@
 /*
- * ops.c - the public ops: argument checks, result allocation, then the
- * kernel (kernels.c). No op touches data except through a kernel.
+ * ops.c - the public ops: argument checks, then the call through the
+ * tensor's table (tensor/impl.h); and the strided implementation's ops:
+ * result allocation, then the kernel (kernels.c). No op touches data
+ * except through a kernel.
  */
 #include "core/error.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -11,52 +13,61 @@
 #include <cowstore/ops.h>
 
 cow_status_t
+cow__strided_fill_(cow_tensor_t *t, double value)
+{
+	return cow__kernel_fill(t, value, "cow_tensor_fill_");
+}
+
+cow_status_t
 cow_tensor_fill_(cow_tensor_t *t, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	if (t->ext != NULL)
-		return t->ext->fill_(t, value);
-	return cow__kernel_fill(t, value, __func__);
+	return t->impl->fill_(t, value);
+}
+
+cow_status_t
+cow__strided_binary_scalar_(enum cow__binop op, cow_tensor_t *t,
+    double value, const char *func)
+{
+	return cow__kernel_binary_scalar(op, t, t, value, func);
 }
 
 cow_status_t
 cow_tensor_add_scalar_(cow_tensor_t *t, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	if (t->ext != NULL)
-		return t->ext->binary_scalar_(COW__BINOP_ADD, t, value,
-		    __func__);
-	return cow__kernel_binary_scalar(COW__BINOP_ADD, t, t, value, __func__);
+	return t->impl->binary_scalar_(COW__BINOP_ADD, t, value, __func__);
 }
 
 cow_status_t
 cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	if (t->ext != NULL)
-		return t->ext->binary_scalar_(COW__BINOP_MUL, t, value,
-		    __func__);
-	return cow__kernel_binary_scalar(COW__BINOP_MUL, t, t, value, __func__);
+	return t->impl->binary_scalar_(COW__BINOP_MUL, t, value, __func__);
 }
 
 cow_status_t
-cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
+cow__strided_binary_(enum cow__binop op, cow_tensor_t *t,
     const cow_tensor_t *other, const char *func)
 {
-	const struct cow__tensor_ext *ext;
 	cow_status_t st;
 
-	if (t == NULL || other == NULL)
-		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
-		    t == NULL ? "t" : "other");
-	if ((ext = cow__ext_of2(t, other)) != NULL)
-		return ext->binary_(op, t, other, func);
 	/* The kernel's order (dtypes first); then the in-place form: t's
 	 * dtype must be the op's result (not for div of integers). */
 	if (t->dtype == other->dtype &&
 	    (st = cow__binop_check_inplace(op, t->dtype, func)) != COW_OK)
 		return st;
 	return cow__kernel_binary(op, t, t, other, func);
+}
+
+cow_status_t
+cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
+    const cow_tensor_t *other, const char *func)
+{
+	if (t == NULL || other == NULL)
+		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		    t == NULL ? "t" : "other");
+	return cow__impl_of2(t, other)->binary_(op, t, other, func);
 }
 
 cow_status_t
@@ -96,34 +107,28 @@ cow_tensor_mod_(cow_tensor_t *t, const cow_tensor_t *other)
 }
 
 cow_status_t
-cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
+cow__strided_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 {
-	const struct cow__tensor_ext *ext;
-
-	COW__RETURN_IF_NULL(dst);
-	COW__RETURN_IF_NULL(src);
-	if ((ext = cow__ext_of2(dst, src)) != NULL)
-		return ext->copy_(dst, src);
-	return cow__kernel_copy(dst, src, __func__);
+	return cow__kernel_copy(dst, src, "cow_tensor_copy_");
 }
 
-static cow_status_t
-binary_out(enum cow__binop op, const cow_tensor_t *a,
+cow_status_t
+cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
+{
+	COW__RETURN_IF_NULL(dst);
+	COW__RETURN_IF_NULL(src);
+	return cow__impl_of2(dst, src)->copy_(dst, src);
+}
+
+cow_status_t
+cow__strided_binary(enum cow__binop op, const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out, const char *func)
 {
-	const struct cow__tensor_ext *ext;
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
 	cow_tensor_t *r;
 	cow_status_t st;
 	int ndim;
 
-	if ((st = cow__check_tensor(a, "a", func)) != COW_OK ||
-	    (st = cow__check_tensor(b, "b", func)) != COW_OK)
-		return st;
-	if (out == NULL)
-		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
-	if ((ext = cow__ext_of2(a, b)) != NULL)
-		return ext->binary(op, a, b, out, func);
 	/* Validate before allocating: the kernel would refuse the same. */
 	if (cow_tensor_dtype(a) != cow_tensor_dtype(b))
 		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and %s "
@@ -143,6 +148,20 @@ binary_out(enum cow__binop op, const cow_tensor_t *a,
 	}
 	*out = r;
 	return COW_OK;
+}
+
+static cow_status_t
+binary_out(enum cow__binop op, const cow_tensor_t *a,
+    const cow_tensor_t *b, cow_tensor_t **out, const char *func)
+{
+	cow_status_t st;
+
+	if ((st = cow__check_tensor(a, "a", func)) != COW_OK ||
+	    (st = cow__check_tensor(b, "b", func)) != COW_OK)
+		return st;
+	if (out == NULL)
+		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
+	return cow__impl_of2(a, b)->binary(op, a, b, out, func);
 }
 
 cow_status_t
@@ -178,27 +197,31 @@ BINARY_OUT(cow_tensor_ge, COW__BINOP_GE)
 #undef BINARY_OUT
 
 cow_status_t
-cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
+cow__strided_neg(const cow_tensor_t *a, cow_tensor_t **out)
 {
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	COW__RETURN_IF_NULL(a);
-	COW__RETURN_IF_NULL(out);
-	if (a->ext != NULL)
-		return a->ext->neg(a, out);
 	if (a->dtype == COW_DTYPE_BOOL)
-		return cow__error(COW_EDTYPE, __func__,
+		return cow__error(COW_EDTYPE, "cow_tensor_neg",
 		    "negation is not defined for dtype bool");
 	if ((st = cow__tensor_new_output(a->dtype, a->ndim, a->sizes,
-	    cow__tensor_allocator(a), &r, __func__)) != COW_OK)
+	    cow__tensor_allocator(a), &r, "cow_tensor_neg")) != COW_OK)
 		return st;
-	if ((st = cow__kernel_neg(r, a, __func__)) != COW_OK) {
+	if ((st = cow__kernel_neg(r, a, "cow_tensor_neg")) != COW_OK) {
 		cow_tensor_release(r);
 		return st;
 	}
 	*out = r;
 	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
+{
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
+	return a->impl->neg(a, out);
 }
 
 /* Sum @a over the dimensions in @mask into a new tensor of @ndim, @sizes. */
@@ -221,29 +244,17 @@ sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
 }
 
 cow_status_t
-cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
-{
-	COW__RETURN_IF_NULL(a);
-	COW__RETURN_IF_NULL(out);
-	if (a->ext != NULL)
-		return a->ext->sum(a, true, 0, false, out, __func__);
-	return sum_out(a, a->ndim == 0 ? 0 :
-	    (uint32_t)((1ull << a->ndim) - 1), 0, NULL, out, __func__);
-}
-
-cow_status_t
-cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
-    cow_tensor_t **out)
+cow__strided_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
+    cow_tensor_t **out, const char *func)
 {
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
 	cow_status_t st;
 	int d, n = 0;
 
-	COW__RETURN_IF_NULL(a);
-	COW__RETURN_IF_NULL(out);
-	if (a->ext != NULL)
-		return a->ext->sum(a, false, dim, keepdim, out, __func__);
-	if ((st = cow__wrap_dim(dim, a->ndim, &d, __func__)) != COW_OK)
+	if (all)
+		return sum_out(a, a->ndim == 0 ? 0 :
+		    (uint32_t)((1ull << a->ndim) - 1), 0, NULL, out, func);
+	if ((st = cow__wrap_dim(dim, a->ndim, &d, func)) != COW_OK)
 		return st;
 	for (int i = 0; i < a->ndim; i++) {
 		if (i != d)
@@ -251,32 +262,54 @@ cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
 		else if (keepdim)
 			sizes[n++] = 1;
 	}
-	return sum_out(a, 1u << d, n, sizes, out, __func__);
+	return sum_out(a, 1u << d, n, sizes, out, func);
+}
+
+cow_status_t
+cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
+{
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
+	return a->impl->sum(a, true, 0, false, out, __func__);
+}
+
+cow_status_t
+cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
+    cow_tensor_t **out)
+{
+	COW__RETURN_IF_NULL(a);
+	COW__RETURN_IF_NULL(out);
+	return a->impl->sum(a, false, dim, keepdim, out, __func__);
+}
+
+cow_status_t
+cow__strided_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
+{
+	return cow__kernel_equal(a, b, out, "cow_tensor_equal");
 }
 
 cow_status_t
 cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 {
-	const struct cow__tensor_ext *ext;
-
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(b);
 	COW__RETURN_IF_NULL(out);
-	if ((ext = cow__ext_of2(a, b)) != NULL)
-		return ext->equal(a, b, out);
-	return cow__kernel_equal(a, b, out, __func__);
+	return cow__impl_of2(a, b)->equal(a, b, out);
+}
+
+cow_status_t
+cow__strided_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
+    cow_tensor_t **out)
+{
+	return cow__kernel_matmul(a, b, out, "cow_tensor_matmul");
 }
 
 cow_status_t
 cow_tensor_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	const struct cow__tensor_ext *ext;
-
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(b);
 	COW__RETURN_IF_NULL(out);
-	if ((ext = cow__ext_of2(a, b)) != NULL)
-		return ext->matmul(a, b, out);
-	return cow__kernel_matmul(a, b, out, __func__);
+	return cow__impl_of2(a, b)->matmul(a, b, out);
 }

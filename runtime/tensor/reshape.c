@@ -17,7 +17,7 @@
 
 #include "core/atomic.h"
 #include "core/error.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/shadow.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -114,38 +114,44 @@ reshape_lazy(cow_tensor_t *t, const struct cow__layout *l, cow_tensor_t **out,
 }
 
 cow_status_t
-cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
+cow__strided_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
     cow_tensor_t **out)
 {
+	const char *func = "cow_tensor_reshape";
 	int64_t ns[COW_TENSOR_MAX_NDIM], nst[COW_TENSOR_MAX_NDIM];
 	struct cow__layout l;
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	COW__RETURN_IF_NULL(t);
-	COW__RETURN_IF_NULL(out);
-	if (t->ext != NULL)
-		return t->ext->reshape(t, ndim, sizes, out);
-	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, __func__)) !=
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, func)) !=
 	    COW_OK)
 		return st;
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
 		cow__layout_init(&l, ndim, ns, nst, t->offset);
 		switch (cow_reshape_mode_effective()) {
 		case COW_RESHAPE_LAZY_COPY:
-			return reshape_lazy(t, &l, out, __func__);
+			return reshape_lazy(t, &l, out, func);
 		case COW_RESHAPE_WARN:
-			return cow__shadow_fork(t, &l, out, __func__);
+			return cow__shadow_fork(t, &l, out, func);
 		default:
 			/* A view: it shares t's shadow storage. */
-			return cow__tensor_new_view(t, &l, out, __func__);
+			return cow__tensor_new_view(t, &l, out, func);
 		}
 	}
 	/* No view possible: copy, then see the copy with the new shape. */
-	if ((st = cow__tensor_clone(t, &c, __func__)) != COW_OK)
+	if ((st = cow__tensor_clone(t, &c, func)) != COW_OK)
 		return st;
 	cow__layout_contiguous(&l, ndim, ns);
-	st = cow__tensor_new(c->storage, c->dtype, &l, out, __func__);
+	st = cow__tensor_new(c->storage, c->dtype, &l, out, func);
 	cow_tensor_release(c);
 	return st;
+}
+
+cow_status_t
+cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
+    cow_tensor_t **out)
+{
+	COW__RETURN_IF_NULL(t);
+	COW__RETURN_IF_NULL(out);
+	return t->impl->reshape(t, ndim, sizes, out);
 }

@@ -1,8 +1,9 @@
 /*
- * tensor.c - tensor lifecycle, internal constructors and accessors.
- * A plain tensor's metadata is immutable after initialisation; only the
- * refcount changes. An extension (tensor/ext.h) may change its tensors'
- * layout (cow__tensor_set_layout).
+ * tensor.c - tensor lifecycle, internal constructors and accessors, and
+ * the strided implementation's table (tensor/impl.h). A plain tensor's
+ * metadata is immutable after initialisation; only the refcount changes.
+ * Another implementation may change its tensors' layout
+ * (cow__tensor_set_layout).
  */
 #include <string.h>
 
@@ -10,7 +11,7 @@
 #include "core/error.h"
 #include "storage/shadow.h"
 #include "tensor/dtype.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 
@@ -55,18 +56,43 @@ cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage, cow_dtype_t dtype,
 	t->storage = storage;
 	t->shadow = NULL;
 	t->borrows = NULL;
-	t->ext = NULL;
-	t->ext_state = NULL;
+	t->impl = &cow__tensor_strided_impl;
+	t->impl_state = NULL;
 	cow__tensor_set_layout(t, l);
 	t->numel = cow__shape_numel(l->ndim, l->sizes);
 }
 
+/* The strided implementation: the code of runtime/tensor/. */
+const struct cow__tensor_impl cow__tensor_strided_impl = {
+	.create = cow__strided_create,
+	.destroy = NULL,
+	.view = cow__strided_view,
+	.reshape = cow__strided_reshape,
+	.clone = cow__strided_clone,
+	.lazy_clone = cow__strided_lazy_clone,
+	.read_data = cow__strided_read_data,
+	.mutable_data = cow__strided_mutable_data,
+	.pin = cow__strided_pin,
+	.unpin = cow__strided_unpin,
+	.get = cow__strided_get,
+	.set = cow__strided_set,
+	.fill_ = cow__strided_fill_,
+	.binary_scalar_ = cow__strided_binary_scalar_,
+	.binary_ = cow__strided_binary_,
+	.copy_ = cow__strided_copy_,
+	.binary = cow__strided_binary,
+	.neg = cow__strided_neg,
+	.sum = cow__strided_sum,
+	.equal = cow__strided_equal,
+	.matmul = cow__strided_matmul,
+};
+
 void
-cow__tensor_ext_attach(cow_tensor_t *t, const struct cow__tensor_ext *ext,
+cow__tensor_impl_attach(cow_tensor_t *t, const struct cow__tensor_impl *impl,
     void *state)
 {
-	t->ext = ext;
-	t->ext_state = state;
+	t->impl = impl;
+	t->impl_state = state;
 }
 
 void
@@ -196,8 +222,8 @@ cow_tensor_release(cow_tensor_t *t)
 	if (t == NULL || !cow__ref_put(&t->refs))
 		return;
 	cow__borrow_check_release(t);
-	if (t->ext != NULL)
-		t->ext->destroy(t);
+	if (t->impl->destroy != NULL)
+		t->impl->destroy(t);
 	cow__shadow_release(t->shadow);
 	cow_storage_release(t->storage);
 	cow__tensor_free(t);

@@ -20,13 +20,13 @@
 
 struct cow__borrow;
 struct cow__shadow;
-struct cow__tensor_ext;
+struct cow__tensor_impl;
 
 struct cow_tensor_s {
 	cow__refcount_t refs;   /* Handles. Synchronization: atomic. */
 	/*
 	 * Everything below is read-only after initialisation, except the
-	 * layout of a tensor with an extension, which the extension may
+	 * layout of a non-strided tensor, which its implementation may
 	 * change (cow__tensor_set_layout; cow_functional_transpose_).
 	 */
 	cow_dtype_t dtype;
@@ -51,15 +51,16 @@ struct cow_tensor_s {
 	 */
 	struct cow__borrow *borrows;
 	/*
-	 * The extension that manages the tensor (tensor/ext.h), NULL for a
-	 * plain tensor, and its state. A tensor with an extension may have no
-	 * storage (NULL): every call goes to the extension, and the layout
-	 * below is what the extension says it is (a functional tensor's: its
-	 * place in its alias group's base). Synchronization: the extension's
+	 * The tensor's implementation (tensor/impl.h; never NULL, a plain
+	 * tensor's is cow__tensor_strided_impl) and its state (NULL exactly
+	 * for a strided tensor). A non-strided tensor may have no storage (NULL):
+	 * every call goes to its table, and the layout below is what the
+	 * implementation says it is (a functional tensor's: its place in its
+	 * alias group's base). Synchronization: the implementation's
 	 * (functional tensors: the user serialises uses of the group).
 	 */
-	const struct cow__tensor_ext *ext;
-	void *ext_state;
+	const struct cow__tensor_impl *impl;
+	void *impl_state;
 	int64_t sizes[COW_TENSOR_MAX_NDIM];
 	int64_t strides[COW_TENSOR_MAX_NDIM]; /* in elements, >= 0 */
 };
@@ -161,9 +162,9 @@ cow_status_t cow__tensor_pin_data(cow_tensor_t *t, char **out,
 cow_status_t cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out,
     const char *func);
 
-/* Give @t (a tensor with an extension) the layout @l, with the same
- * number of elements. For the extension only: a plain tensor's layout
- * never changes. */
+/* Give @t (a non-strided tensor) the layout @l, with the same number of
+ * elements. For its implementation only: a plain tensor's layout never
+ * changes. */
 void cow__tensor_set_layout(cow_tensor_t *t, const struct cow__layout *l);
 
 /* The allocator new storages derived from @t use (its storage's). */

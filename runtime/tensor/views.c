@@ -4,28 +4,28 @@
  * inside its storage, except as_strided, which is checked against it.
  *
  * Each view function turns its arguments into a view step (checking what
- * only the raw arguments show: NULL arrays, the count of entries) and
+ * only the raw arguments show: NULL arrays, the count of entries) and hands
+ * it to its tensor's table (tensor/impl.h); the strided implementation
  * applies it (view_step.h: the rules of every view, shared with the
  * functionalization layer).
  */
 #include "core/error.h"
-#include "tensor/ext.h"
+#include "tensor/impl.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
 #include "tensor/view_step.h"
 
-/* The view of @t by the step @s of @kind (arguments set, not yet
- * checked). Inline: each view function compiles its own kind's rules. */
-COW__STEP_INLINE cow_status_t
-view_by_step(cow_tensor_t *t, enum cow__step_kind kind,
-    struct cow__view_step *s, cow_tensor_t **out, const char *func)
+/* The strided view of @t by the step @s (arguments set, not yet
+ * checked). */
+cow_status_t
+cow__strided_view(cow_tensor_t *t, struct cow__view_step *s,
+    cow_tensor_t **out, const char *func)
 {
+	enum cow__step_kind kind = s->kind;
 	struct cow__layout l;
 	cow_status_t st;
 	size_t nbytes;
 
-	if (t->ext != NULL)
-		return t->ext->view(t, s, out, func);
 	/* Only as_strided is bounded by the storage. */
 	nbytes = kind == COW__STEP_AS_STRIDED ?
 	    cow_storage_nbytes(t->storage) : 0;
@@ -55,7 +55,7 @@ cow_tensor_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	    COW_OK)
 		return st;
 	s.ndim = ndim;
-	return view_by_step(t, COW__STEP_VIEW, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -67,7 +67,7 @@ cow_tensor_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
 	cow__view_step_init(&s, COW__STEP_SELECT);
 	s.dim = dim;
 	s.a = index;
-	return view_by_step(t, COW__STEP_SELECT, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -82,7 +82,7 @@ cow_tensor_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
 	s.a = start;
 	s.b = end;
 	s.c = step;
-	return view_by_step(t, COW__STEP_SLICE, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -96,7 +96,7 @@ cow_tensor_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
 	s.dim = dim;
 	s.a = start;
 	s.b = length;
-	return view_by_step(t, COW__STEP_NARROW, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -108,7 +108,7 @@ cow_tensor_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
 	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
-	return view_by_step(t, COW__STEP_TRANSPOSE, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -129,7 +129,7 @@ cow_tensor_permute(cow_tensor_t *t, int ndim, const int *dims,
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++)
 		s.perm[d] = dims[d];
-	return view_by_step(t, COW__STEP_PERMUTE, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -140,7 +140,7 @@ cow_tensor_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_UNSQUEEZE);
 	s.dim = dim;
-	return view_by_step(t, COW__STEP_UNSQUEEZE, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -151,7 +151,7 @@ cow_tensor_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_SQUEEZE);
 	s.dim = dim;
-	return view_by_step(t, COW__STEP_SQUEEZE, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -161,7 +161,7 @@ cow_tensor_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
 
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_SQUEEZE_ALL);
-	return view_by_step(t, COW__STEP_SQUEEZE_ALL, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -182,7 +182,7 @@ cow_tensor_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++)
 		s.sizes[d] = sizes[d];
-	return view_by_step(t, COW__STEP_EXPAND, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -196,7 +196,7 @@ cow_tensor_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
 	s.a = offset;
 	s.dim = dim1;
 	s.dim2 = dim2;
-	return view_by_step(t, COW__STEP_DIAGONAL, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
 
 cow_status_t
@@ -220,5 +220,5 @@ cow_tensor_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
 		s.strides[d] = strides[d];
 	}
 	s.a = storage_offset;
-	return view_by_step(t, COW__STEP_AS_STRIDED, &s, out, __func__);
+	return t->impl->view(t, &s, out, __func__);
 }
