@@ -153,79 +153,56 @@ cow__strided_create(const struct cow__create *c, cow_tensor_t **out,
 	    (int)c->kind);
 }
 
-/* A creation of @kind, its other arguments zero, for a creation function
- * to fill in. */
-#define CREATE(k) ((struct cow__create){ .kind = (k) })
-
 cow_status_t
 cow_tensor_empty(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	struct cow__create c = CREATE(COW__CREATE_EMPTY);
-
 	COW__RETURN_IF_NULL(out);
-	c.dtype = dtype;
-	c.ndim = ndim;
-	c.sizes = sizes;
-	c.allocator = allocator;
-	return creating->create(&c, out, __func__);
+	return creating->create(&(struct cow__create){
+	    .kind = COW__CREATE_EMPTY, .dtype = dtype, .ndim = ndim,
+	    .sizes = sizes, .allocator = allocator }, out, __func__);
 }
 
 cow_status_t
 cow_tensor_zeros(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	struct cow__create c = CREATE(COW__CREATE_ZEROS);
-
 	COW__RETURN_IF_NULL(out);
-	c.dtype = dtype;
-	c.ndim = ndim;
-	c.sizes = sizes;
-	c.allocator = allocator;
-	return creating->create(&c, out, __func__);
+	return creating->create(&(struct cow__create){
+	    .kind = COW__CREATE_ZEROS, .dtype = dtype, .ndim = ndim,
+	    .sizes = sizes, .allocator = allocator }, out, __func__);
 }
 
 cow_status_t
 cow_tensor_full(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     double value, cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	struct cow__create c = CREATE(COW__CREATE_FULL);
-
 	COW__RETURN_IF_NULL(out);
-	c.dtype = dtype;
-	c.ndim = ndim;
-	c.sizes = sizes;
-	c.value = value;
-	c.allocator = allocator;
-	return creating->create(&c, out, __func__);
+	return creating->create(&(struct cow__create){
+	    .kind = COW__CREATE_FULL, .dtype = dtype, .ndim = ndim,
+	    .sizes = sizes, .value = value,
+	    .allocator = allocator }, out, __func__);
 }
 
 cow_status_t
 cow_tensor_arange(cow_dtype_t dtype, int64_t n, cow_allocator_t *allocator,
     cow_tensor_t **out)
 {
-	struct cow__create c = CREATE(COW__CREATE_ARANGE);
-
 	COW__RETURN_IF_NULL(out);
-	c.dtype = dtype;
-	c.n = n;
-	c.allocator = allocator;
-	return creating->create(&c, out, __func__);
+	return creating->create(&(struct cow__create){
+	    .kind = COW__CREATE_ARANGE, .dtype = dtype, .n = n,
+	    .allocator = allocator }, out, __func__);
 }
 
 cow_status_t
 cow_tensor_from_data(cow_dtype_t dtype, int ndim, const int64_t *sizes,
     const void *data, cow_allocator_t *allocator, cow_tensor_t **out)
 {
-	struct cow__create c = CREATE(COW__CREATE_FROM_DATA);
-
 	COW__RETURN_IF_NULL(out);
-	c.dtype = dtype;
-	c.ndim = ndim;
-	c.sizes = sizes;
-	c.data = data;
-	c.allocator = allocator;
-	return creating->create(&c, out, __func__);
+	return creating->create(&(struct cow__create){
+	    .kind = COW__CREATE_FROM_DATA, .dtype = dtype, .ndim = ndim,
+	    .sizes = sizes, .data = data,
+	    .allocator = allocator }, out, __func__);
 }
 
 cow_status_t
@@ -233,17 +210,12 @@ cow_tensor_from_storage(cow_storage_t *storage, cow_dtype_t dtype, int ndim,
     const int64_t *sizes, const int64_t *strides, int64_t offset,
     cow_tensor_t **out)
 {
-	struct cow__create c = CREATE(COW__CREATE_FROM_STORAGE);
-
 	COW__RETURN_IF_NULL(storage);
 	COW__RETURN_IF_NULL(out);
-	c.dtype = dtype;
-	c.ndim = ndim;
-	c.sizes = sizes;
-	c.strides = strides;
-	c.offset = offset;
-	c.storage = storage;
-	return creating->create(&c, out, __func__);
+	return creating->create(&(struct cow__create){
+	    .kind = COW__CREATE_FROM_STORAGE, .dtype = dtype, .ndim = ndim,
+	    .sizes = sizes, .strides = strides, .offset = offset,
+	    .storage = storage }, out, __func__);
 }
 
 /* The alignment element data needs: the element's size, or for a complex
@@ -262,7 +234,7 @@ cow__tensor_over_external(void *data, cow_dtype_t dtype, int ndim,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
     cow_allocator_t *alloc, cow_tensor_t **out, const char *func)
 {
-	struct cow__create c = CREATE(COW__CREATE_OVER_STORAGE);
+	struct cow__create c = { .kind = COW__CREATE_OVER_STORAGE };
 	struct cow__layout l;
 	size_t itemsize, align;
 	int64_t end;
