@@ -39,6 +39,10 @@
  * - bool: add is logical or, mul is logical and; neg is refused
  *   (COW_EDTYPE).
  * - float32 and float64: IEEE arithmetic in the dtype.
+ * - NaN operands (every floating and complex dtype): which NaN the result
+ *   carries (payload, sign) is not specified, as IEEE 754 leaves it to
+ *   the machine and compilers may commute an addition; it may differ
+ *   between layouts, machines and backends.
  * - float16 and bfloat16: add and mul compute in float32 and round the
  *   result to the dtype (NumPy's float16 rule); neg flips the sign bit
  *   (exact; a NaN keeps its payload, as NumPy's half negative does).
