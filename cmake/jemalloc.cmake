@@ -155,17 +155,15 @@ else()
     "${CMAKE_C_COMPILER_VERSION}, ${_cow_je_target}) from the cache: ${_cow_je_dir}")
 endif()
 
-# The archive's objects, unpacked into the build tree for the static library.
-# jemalloc builds with debug info (-g3); an optimised build (Release,
-# MinSizeRel) strips it from these objects and links the shared library with
-# an archive of them, so what it installs carries none (docs/install.md,
-# the sizes; ctest install.sizes). Debug builds keep it.
-set(_cow_je_strip OFF)
-if(CMAKE_BUILD_TYPE MATCHES "^(Release|MinSizeRel)$")
-  set(_cow_je_strip ON)
-endif()
+# The archive's objects, unpacked into the build tree for the static library
+# and stripped of their debug info, and an archive of them for the shared
+# library. jemalloc builds with -g3: 40 MB of the 46 MB a Debug libcowstore.a
+# weighed with it, copied into every static variant of the library and every
+# program linked with one (a dev build tree: 2.0 GB with it, 0.5 GB without;
+# docs/install.md). Symbols stay, so a backtrace still names jemalloc's
+# functions.
 set(_cow_je_objdir "${PROJECT_BINARY_DIR}/jemalloc-objects")
-set(_cow_je_stamp "${_cow_je_objdir}/${_cow_je_key}-strip-${_cow_je_strip}")
+set(_cow_je_stamp "${_cow_je_objdir}/${_cow_je_key}-stripped")
 if(NOT EXISTS "${_cow_je_stamp}")
   file(REMOVE_RECURSE "${_cow_je_objdir}")
   file(MAKE_DIRECTORY "${_cow_je_objdir}/lib")
@@ -175,23 +173,19 @@ if(NOT EXISTS "${_cow_je_stamp}")
     message(FATAL_ERROR "cowstore: ${CMAKE_AR} x ${COW_JEMALLOC_LIBRARY} failed")
   endif()
   file(GLOB _cow_je_objs RELATIVE "${_cow_je_objdir}" "${_cow_je_objdir}/*.o")
-  if(_cow_je_strip)
-    execute_process(COMMAND ${CMAKE_STRIP} --strip-debug ${_cow_je_objs}
+  execute_process(COMMAND ${CMAKE_STRIP} --strip-debug ${_cow_je_objs}
+    WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
+  if(NOT _rc)
+    execute_process(COMMAND ${CMAKE_AR} qcs lib/libjemalloc_pic.a ${_cow_je_objs}
       WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
-    if(NOT _rc)
-      execute_process(COMMAND ${CMAKE_AR} qcs lib/libjemalloc_pic.a ${_cow_je_objs}
-        WORKING_DIRECTORY "${_cow_je_objdir}" RESULT_VARIABLE _rc)
-    endif()
-    if(_rc)
-      message(FATAL_ERROR "cowstore: stripping jemalloc's objects failed")
-    endif()
+  endif()
+  if(_rc)
+    message(FATAL_ERROR "cowstore: stripping jemalloc's objects failed")
   endif()
   file(TOUCH "${_cow_je_stamp}")
 endif()
 file(GLOB COW_JEMALLOC_OBJECTS "${_cow_je_objdir}/*.o")
-if(_cow_je_strip)
-  set(COW_JEMALLOC_LIBRARY "${_cow_je_objdir}/lib/libjemalloc_pic.a")
-endif()
+set(COW_JEMALLOC_LIBRARY "${_cow_je_objdir}/lib/libjemalloc_pic.a")
 
 # cow_link_jemalloc(TARGET TYPE): the shared library links the archive with
 # its symbols hidden (--exclude-libs); a static library carries the

@@ -117,6 +117,9 @@ if [ ${#missing[@]} -ne 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >&2
 	apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+	# The downloaded packages are not needed again (over 1 GB with
+	# clang, PyTorch and qemu), and a CI machine's disk may be short.
+	apt-get clean >&2
 elif $add_arm64; then
 	apt-get update -q >&2
 fi

@@ -63,6 +63,17 @@ fuzz_findings() {
 	done
 }
 
+# Disk: a CI machine may have little space to spare (a run once stopped at
+# "No space left on device" while linking the dev build). The log says what
+# was free and what each build tree took; under CI=true (a fresh clone that
+# nobody reads afterwards) a configuration's build tree is removed once it
+# has passed, so the run needs the largest tree (about 1.2 GB, asan), not
+# the sum of all of them (about 3.5 GB).
+free_space() {
+	df -Pk . | awk 'NR == 2 { printf "%.1f GiB free", $4 / 1048576 }'
+}
+echo "==== cowstore tests: disk: $(free_space) ===="
+
 for preset in "${presets[@]}"; do
 	echo "==== cowstore tests: $preset ===="
 	start=$SECONDS
@@ -84,5 +95,10 @@ for preset in "${presets[@]}"; do
 		ctest --preset "$preset"
 		;;
 	esac
-	echo "==== cowstore tests: $preset passed in $((SECONDS - start)) s ===="
+	echo "==== cowstore tests: $preset passed in $((SECONDS - start)) s" \
+	    "(build/$preset: $(du -sh "build/$preset" | cut -f1);" \
+	    "$(free_space)) ===="
+	if [ "${CI:-}" = true ]; then
+		rm -rf "build/$preset"
+	fi
 done

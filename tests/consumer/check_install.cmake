@@ -175,8 +175,8 @@ if(CASE STREQUAL "install")
 
 elseif(CASE STREQUAL "sizes")
   # docs/install.md: an optimised build installs no debug info (the
-  # private jemalloc's is stripped, cmake/jemalloc.cmake); a debug build
-  # keeps it, which is also this check's control.
+  # private jemalloc's is stripped in every build, cmake/jemalloc.cmake); a
+  # debug build keeps the library's own, which is also this check's control.
   foreach(lib libcowstore.a libcowstore.so.${VERSION})
     set(f ${PREFIX}/${LIBDIR}/${lib})
     file(SIZE ${f} size)
