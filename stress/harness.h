@@ -77,8 +77,10 @@ struct stress_run;
 struct stress_scenario {
 	const char *name;
 	const char *summary;
-	/* Shared state for the run (in run->state); false on failure. */
+	/* Shared state for the run (in run->state); false on failure. NULL:
+	 * the state is state_size zeroed bytes. */
 	bool (*setup)(struct stress_run *run);
+	size_t state_size;
 	/* Every team thread runs this, tid 0 .. threads-1. */
 	void (*worker)(struct stress_run *run, unsigned tid);
 	/* Free the shared state and fill run->note. */

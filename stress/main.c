@@ -21,6 +21,16 @@ void stress_failure_handlers(void);
 
 static struct stress_run stress_runs[32];
 
+/* The scenario's shared state: its setup's, or state_size zeroed bytes. */
+static bool
+setup_state(struct stress_run *run)
+{
+	if (run->scn->setup != NULL)
+		return run->scn->setup(run);
+	run->state = calloc(1, run->scn->state_size);
+	return run->state != NULL;
+}
+
 static void
 stress_run_one(const struct stress_options *opt, struct stress_run *run,
     unsigned index, double budget)
@@ -35,7 +45,7 @@ stress_run_one(const struct stress_options *opt, struct stress_run *run,
 	run->first_violation = -1;
 	run->start = stress_now();
 	run->deadline = budget > 0 ? run->start + budget : 0;
-	if (!run->scn->setup(run)) {
+	if (!setup_state(run)) {
 		fprintf(stderr, "cow_stress: %s: out of memory\n",
 		    run->scn->name);
 		exit(2);

@@ -40,13 +40,6 @@ struct cs_state {
 	uint64_t max_shares, src_steals, sources;
 };
 
-static bool
-cs_setup(struct stress_run *run)
-{
-	run->state = calloc(1, sizeof(struct cs_state));
-	return run->state != NULL;
-}
-
 static void
 cs_release_source(struct stress_run *run, struct cs_state *st)
 {
@@ -272,7 +265,7 @@ cs_worker(struct stress_run *run, unsigned tid)
 const struct stress_scenario stress_scn_clone_storm = {
 	.name = "clone-storm",
 	.summary = "many threads lazy-clone one source and drop the clones",
-	.setup = cs_setup,
+	.state_size = sizeof(struct cs_state),
 	.worker = cs_worker,
 	.teardown = cs_teardown,
 };

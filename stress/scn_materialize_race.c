@@ -35,13 +35,6 @@ struct mr_state {
 	uint64_t contexts, steals, copies;
 };
 
-static bool
-mr_setup(struct stress_run *run)
-{
-	run->state = calloc(1, sizeof(struct mr_state));
-	return run->state != NULL;
-}
-
 static void
 mr_teardown(struct stress_run *run)
 {
@@ -211,7 +204,7 @@ mr_worker(struct stress_run *run, unsigned tid)
 const struct stress_scenario stress_scn_materialize_race = {
 	.name = "materialize-race",
 	.summary = "N lazy peers, one per thread, all written at once",
-	.setup = mr_setup,
+	.state_size = sizeof(struct mr_state),
 	.worker = mr_worker,
 	.teardown = mr_teardown,
 };

@@ -36,13 +36,6 @@ struct wr_state {
 	uint64_t wraps, races;   /* for the report */
 };
 
-static bool
-wr_setup(struct stress_run *run)
-{
-	run->state = calloc(1, sizeof(struct wr_state));
-	return run->state != NULL;
-}
-
 static void
 wr_teardown(struct stress_run *run)
 {
@@ -226,7 +219,7 @@ wr_worker(struct stress_run *run, unsigned tid)
 const struct stress_scenario stress_scn_wrap_race = {
 	.name = "wrap-race",
 	.summary = "all threads make the first lazy clone of one storage",
-	.setup = wr_setup,
+	.state_size = sizeof(struct wr_state),
 	.worker = wr_worker,
 	.teardown = wr_teardown,
 };

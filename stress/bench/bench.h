@@ -20,6 +20,7 @@ struct bench_arg {
 	size_t bytes;   /* buffer size, 0 when size does not apply */
 	int threads;    /* threads, 1 unless contention */
 	void *state;    /* the benchmark's own, from setup */
+	int variant;    /* the benchmark's variant (struct bench) */
 };
 
 struct bench {
@@ -28,6 +29,7 @@ struct bench {
 	bool sized;         /* run at every size */
 	bool bandwidth;     /* report GB/s (bytes moved per op) */
 	const int *threads; /* thread counts, 0-terminated; NULL: 1 */
+	int variant;        /* for setup and run, which share one table */
 	/* Optional: allocate state for (bytes, threads); free it after. */
 	void (*setup)(struct bench_arg *arg);
 	void (*teardown)(struct bench_arg *arg);
@@ -45,6 +47,22 @@ bench_now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Defines static uint64_t run_NAME(struct bench_arg *arg, uint64_t n): the
+ * nanoseconds that n runs of the statements after @state_type take; they
+ * see st (arg->state, a @state_type pointer) and the run's index i. */
+#define BENCH_TIMED_RUN(name, state_type, ...)                              \
+	static uint64_t                                                     \
+	run_##name(struct bench_arg *arg, uint64_t n)                       \
+	{                                                                   \
+		state_type *st = arg->state;                                \
+		uint64_t t0 = bench_now_ns();                               \
+                                                                            \
+		for (uint64_t i = 0; i < n; i++) {                          \
+			__VA_ARGS__                                         \
+		}                                                           \
+		return bench_now_ns() - t0;                                 \
+	}
 
 /* Keep a value alive so the compiler cannot drop the work. */
 extern volatile uintptr_t bench_sink;

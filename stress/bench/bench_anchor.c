@@ -60,42 +60,34 @@ teardown_anchor(struct bench_arg *arg)
 	cow_allocator_trim(bench_allocator());
 }
 
-/* run_NAME: time n iterations of BODY (which sees st and c). */
-#define ANCHOR_LOOP(name, body)                                         \
-	static uint64_t                                                 \
-	run_##name(struct bench_arg *arg, uint64_t n)                   \
-	{                                                               \
-		struct anchor_state *st = arg->state;                   \
-		uint64_t t0 = bench_now_ns();                           \
-                                                                        \
-		for (uint64_t i = 0; i < n; i++) {                      \
-			cow_storage_t *c;                               \
-			void *p;                                        \
-                                                                        \
-			body                                            \
-			(void)p;                                        \
-		}                                                       \
-		return bench_now_ns() - t0;                             \
-	}
+BENCH_TIMED_RUN(lazy_clone_release, struct anchor_state,
+	cow_storage_t *c;
 
-ANCHOR_LOOP(lazy_clone_release,
 	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
 	cow_storage_release(c);)
 
-ANCHOR_LOOP(materialize_copy,
+BENCH_TIMED_RUN(materialize_copy, struct anchor_state,
+	cow_storage_t *c;
+	void *p;
+
 	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
 	bench_check(cow_storage_mutable_data(c, &p), "mutable_data");
 	bench_consume((uintptr_t)p);
 	cow_storage_release(c);)
 
-ANCHOR_LOOP(materialize_steal,
+BENCH_TIMED_RUN(materialize_steal, struct anchor_state,
+	cow_storage_t *c;
+	void *p;
+
 	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
 	cow_storage_release(st->src);
 	bench_check(cow_storage_mutable_data(c, &p), "mutable_data");
 	((unsigned char *)p)[0] = 3;
 	st->src = c;)
 
-ANCHOR_LOOP(eager_clone,
+BENCH_TIMED_RUN(eager_clone, struct anchor_state,
+	cow_storage_t *c;
+
 	bench_check(cow_storage_lazy_clone(st->unshareable, &c), "eager clone");
 	bench_consume((uintptr_t)cow_storage_const_data(c));
 	cow_storage_release(c);)

@@ -20,8 +20,11 @@ struct kernel_state {
 	cow_tensor_t *a, *b;  /* float32, bytes / 4 elements each */
 };
 
+/* The variants: plain tensors, or functional ones on the strided backend. */
+enum { KERNEL_PLAIN, KERNEL_FUNCTIONAL };
+
 static void
-setup(struct bench_arg *arg, bool functional)
+setup(struct bench_arg *arg)
 {
 	struct kernel_state *st = malloc(sizeof *st);
 	int64_t n = (int64_t)(arg->bytes / 4);
@@ -33,7 +36,7 @@ setup(struct bench_arg *arg, bool functional)
 	    &a), "full");
 	bench_check(cow_tensor_full(COW_DTYPE_FLOAT32, 1, &n, 0.0, bench_allocator(),
 	    &b), "full");
-	if (functional) {
+	if (arg->variant == KERNEL_FUNCTIONAL) {
 		bench_check(cow_functional_wrap(a, cow_backend_strided(), &st->a),
 		    "wrap");
 		bench_check(cow_functional_wrap(b, cow_backend_strided(), &st->b),
@@ -48,18 +51,6 @@ setup(struct bench_arg *arg, bool functional)
 }
 
 static void
-setup_plain(struct bench_arg *arg)
-{
-	setup(arg, false);
-}
-
-static void
-setup_functional(struct bench_arg *arg)
-{
-	setup(arg, true);
-}
-
-static void
 teardown(struct bench_arg *arg)
 {
 	struct kernel_state *st = arg->state;
@@ -70,21 +61,12 @@ teardown(struct bench_arg *arg)
 }
 
 /* a + b into a new tensor, released, @n times. */
-static uint64_t
-run_add(struct bench_arg *arg, uint64_t n)
-{
-	struct kernel_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+BENCH_TIMED_RUN(add, struct kernel_state,
+	cow_tensor_t *c;
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_tensor_t *c;
-
-		bench_check(cow_tensor_add(st->a, st->b, &c), "add");
-		bench_consume((uintptr_t)cow_tensor_numel(c));
-		cow_tensor_release(c);
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_tensor_add(st->a, st->b, &c), "add");
+	bench_consume((uintptr_t)cow_tensor_numel(c));
+	cow_tensor_release(c);)
 
 /* a += b (b holds zeros: a's values stay), @n times; a functional a is
  * synced after each. */
@@ -104,35 +86,26 @@ run_add_inplace(struct bench_arg *arg, uint64_t n)
 }
 
 /* The sum of a (a new 0-d tensor), read and released, @n times. */
-static uint64_t
-run_sum(struct bench_arg *arg, uint64_t n)
-{
-	struct kernel_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+BENCH_TIMED_RUN(sum, struct kernel_state,
+	cow_tensor_t *s;
+	double v;
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_tensor_t *s;
-		double v;
-
-		bench_check(cow_tensor_sum(st->a, &s), "sum");
-		bench_check(cow_tensor_get_f64(s, NULL, &v), "get_f64");
-		bench_consume((uintptr_t)v);
-		cow_tensor_release(s);
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_tensor_sum(st->a, &s), "sum");
+	bench_check(cow_tensor_get_f64(s, NULL, &v), "get_f64");
+	bench_consume((uintptr_t)v);
+	cow_tensor_release(s);)
 
 #define KERNEL_BENCH(n, fn, kind)                                           \
-	{.name = (n), .group = "kernels", .sized = true,                   \
-	    .setup = setup_##kind, .teardown = teardown, .run = (fn)}
+	{.name = (n), .group = "kernels", .sized = true, .setup = setup,   \
+	    .teardown = teardown, .run = (fn), .variant = (kind)}
 
 const struct bench bench_kernels_table[] = {
-	KERNEL_BENCH("kernel_add", run_add, plain),
-	KERNEL_BENCH("kernel_add_functional", run_add, functional),
-	KERNEL_BENCH("kernel_add_inplace", run_add_inplace, plain),
+	KERNEL_BENCH("kernel_add", run_add, KERNEL_PLAIN),
+	KERNEL_BENCH("kernel_add_functional", run_add, KERNEL_FUNCTIONAL),
+	KERNEL_BENCH("kernel_add_inplace", run_add_inplace, KERNEL_PLAIN),
 	KERNEL_BENCH("kernel_add_inplace_functional", run_add_inplace,
-	    functional),
-	KERNEL_BENCH("kernel_sum", run_sum, plain),
-	KERNEL_BENCH("kernel_sum_functional", run_sum, functional),
+	    KERNEL_FUNCTIONAL),
+	KERNEL_BENCH("kernel_sum", run_sum, KERNEL_PLAIN),
+	KERNEL_BENCH("kernel_sum_functional", run_sum, KERNEL_FUNCTIONAL),
 	{0},
 };

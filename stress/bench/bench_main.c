@@ -75,7 +75,7 @@ static void
 run_one(const struct bench *b, size_t bytes, int threads,
     const struct options *o)
 {
-	struct bench_arg arg = {bytes, threads, NULL};
+	struct bench_arg arg = {bytes, threads, NULL, b->variant};
 	uint64_t target = o->quick ? 2000000u : 20000000u; /* ns per batch */
 	int reps = o->quick ? 5 : 15;
 	uint64_t n = 1, max = 0, t;

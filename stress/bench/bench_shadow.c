@@ -60,10 +60,22 @@ teardown_shadow(struct bench_arg *arg)
 	cow_tensor_release(st->plain);
 }
 
+/* The variants of run_write, run_set and run_read: the tensor they use. */
+enum { SHADOW_NEVER, SHADOW_SHADOWED };
+
+static cow_tensor_t *
+variant_tensor(const struct bench_arg *arg)
+{
+	struct shadow_state *st = arg->state;
+
+	return arg->variant == SHADOW_SHADOWED ? st->shadowed : st->plain;
+}
+
 /* The write access plus one store through it. */
 static uint64_t
-write_loop(cow_tensor_t *t, uint64_t n)
+run_write(struct bench_arg *arg, uint64_t n)
 {
+	cow_tensor_t *t = variant_tensor(arg);
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++) {
@@ -75,38 +87,18 @@ write_loop(cow_tensor_t *t, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
-static uint64_t
-run_write_plain(struct bench_arg *arg, uint64_t n)
-{
-	return write_loop(((struct shadow_state *)arg->state)->plain, n);
-}
+BENCH_TIMED_RUN(write_alternating, struct shadow_state,
+	void *p;
 
-static uint64_t
-run_write_shadowed(struct bench_arg *arg, uint64_t n)
-{
-	return write_loop(((struct shadow_state *)arg->state)->shadowed, n);
-}
-
-static uint64_t
-run_write_alternating(struct bench_arg *arg, uint64_t n)
-{
-	struct shadow_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++) {
-		void *p;
-
-		bench_check(cow_tensor_mutable_data(i & 1 ? st->alias : st->shadowed,
-		    &p), "mutable_data");
-		((float *)p)[i & 15] = (float)i;
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_tensor_mutable_data(i & 1 ? st->alias : st->shadowed,
+	    &p), "mutable_data");
+	((float *)p)[i & 15] = (float)i;)
 
 /* One element through the public setter (index check, conversion). */
 static uint64_t
-set_loop(cow_tensor_t *t, uint64_t n)
+run_set(struct bench_arg *arg, uint64_t n)
 {
+	cow_tensor_t *t = variant_tensor(arg);
 	uint64_t t0 = bench_now_ns();
 
 	for (uint64_t i = 0; i < n; i++) {
@@ -117,22 +109,11 @@ set_loop(cow_tensor_t *t, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
-static uint64_t
-run_set_plain(struct bench_arg *arg, uint64_t n)
-{
-	return set_loop(((struct shadow_state *)arg->state)->plain, n);
-}
-
-static uint64_t
-run_set_shadowed(struct bench_arg *arg, uint64_t n)
-{
-	return set_loop(((struct shadow_state *)arg->state)->shadowed, n);
-}
-
 /* The read access. */
 static uint64_t
-read_loop(const cow_tensor_t *t, uint64_t n)
+run_read(struct bench_arg *arg, uint64_t n)
 {
+	const cow_tensor_t *t = variant_tensor(arg);
 	uint64_t t0 = bench_now_ns();
 	uintptr_t acc = 0;
 
@@ -142,39 +123,17 @@ read_loop(const cow_tensor_t *t, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
-static uint64_t
-run_read_plain(struct bench_arg *arg, uint64_t n)
-{
-	return read_loop(((struct shadow_state *)arg->state)->plain, n);
-}
-
-static uint64_t
-run_read_shadowed(struct bench_arg *arg, uint64_t n)
-{
-	return read_loop(((struct shadow_state *)arg->state)->shadowed, n);
-}
+#define SHADOW_BENCH(n, fn, v)                                              \
+	{.name = (n), .group = "shadow", .setup = setup_shadow,            \
+	    .teardown = teardown_shadow, .run = (fn), .variant = (v)}
 
 const struct bench bench_shadow_table[] = {
-	{.name = "shadow_write_never", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_write_plain},
-	{.name = "shadow_write_shadowed", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_write_shadowed},
-	{.name = "shadow_write_alternating", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_write_alternating},
-	{.name = "shadow_set_f64_never", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_set_plain},
-	{.name = "shadow_set_f64_shadowed", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_set_shadowed},
-	{.name = "shadow_read_never", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_read_plain},
-	{.name = "shadow_read_shadowed", .group = "shadow",
-	    .setup = setup_shadow, .teardown = teardown_shadow,
-	    .run = run_read_shadowed},
+	SHADOW_BENCH("shadow_write_never", run_write, SHADOW_NEVER),
+	SHADOW_BENCH("shadow_write_shadowed", run_write, SHADOW_SHADOWED),
+	SHADOW_BENCH("shadow_write_alternating", run_write_alternating, 0),
+	SHADOW_BENCH("shadow_set_f64_never", run_set, SHADOW_NEVER),
+	SHADOW_BENCH("shadow_set_f64_shadowed", run_set, SHADOW_SHADOWED),
+	SHADOW_BENCH("shadow_read_never", run_read, SHADOW_NEVER),
+	SHADOW_BENCH("shadow_read_shadowed", run_read, SHADOW_SHADOWED),
 	{0},
 };

@@ -72,22 +72,12 @@ teardown_snap(struct bench_arg *arg)
 	cow_allocator_trim(bench_allocator());
 }
 
-static uint64_t
-run_take(struct bench_arg *arg, uint64_t n)
-{
-	struct snap_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+BENCH_TIMED_RUN(take, struct snap_state,
+	cow_snapshot_t *snap;
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_snapshot_t *snap;
-
-		bench_check(cow_snapshot_take(SNAP_TENSORS, st->t,
-		    (const char *const *)st->names, &snap),
-		    "cow_snapshot_take");
-		cow_snapshot_release(snap);
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_snapshot_take(SNAP_TENSORS, st->t,
+	    (const char *const *)st->names, &snap), "cow_snapshot_take");
+	cow_snapshot_release(snap);)
 
 static uint64_t
 run_take_written(struct bench_arg *arg, uint64_t n)

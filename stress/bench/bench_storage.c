@@ -193,36 +193,18 @@ setup_eager_clone(struct bench_arg *arg)
 	    COW_STORAGE_NOT_SHAREABLE, &st->keeper), "from_external");
 }
 
-static uint64_t
-run_eager_clone(struct bench_arg *arg, uint64_t n)
-{
-	struct storage_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+BENCH_TIMED_RUN(eager_clone, struct storage_state,
+	cow_storage_t *c;
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_storage_t *c;
-
-		bench_check(cow_storage_lazy_clone(st->keeper, &c), "eager clone");
-		cow_storage_release(c);
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_storage_lazy_clone(st->keeper, &c), "eager clone");
+	cow_storage_release(c);)
 
 /* Lazy clone + release of a source that is already copy-on-write. */
-static uint64_t
-run_lazy_clone(struct bench_arg *arg, uint64_t n)
-{
-	struct storage_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+BENCH_TIMED_RUN(lazy_clone, struct storage_state,
+	cow_storage_t *c;
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_storage_t *c;
-
-		bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
-		cow_storage_release(c);
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_storage_lazy_clone(st->src, &c), "lazy_clone");
+	cow_storage_release(c);)
 
 /* Prepare n lazy clones of src (src stays shared by keeper). */
 static void
@@ -250,8 +232,13 @@ time_materialize(struct storage_state *st, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
-/* Materialise by copy, steady state: the allocator reuses the pages the
- * previous batch freed. */
+/* The variants of run_materialize_copy. Steady state: the allocator
+ * reuses the pages the previous batch freed. Cold: into memory fresh from
+ * the OS (first touch): the allocator gives its retained pages back before
+ * each batch. */
+enum { COPY_STEADY, COPY_COLD };
+
+/* Materialise by copy. */
 static uint64_t
 run_materialize_copy(struct bench_arg *arg, uint64_t n)
 {
@@ -259,21 +246,8 @@ run_materialize_copy(struct bench_arg *arg, uint64_t n)
 	uint64_t t;
 
 	prepare_clones(st, n);
-	t = time_materialize(st, n);
-	release_objs(st, n);
-	return t;
-}
-
-/* Materialise by copy into memory fresh from the OS (first touch): the
- * allocator gives its retained pages back before each batch. */
-static uint64_t
-run_materialize_cold(struct bench_arg *arg, uint64_t n)
-{
-	struct storage_state *st = arg->state;
-	uint64_t t;
-
-	prepare_clones(st, n);
-	bench_check(cow_allocator_trim(bench_allocator()), "trim");
+	if (arg->variant == COPY_COLD)
+		bench_check(cow_allocator_trim(bench_allocator()), "trim");
 	t = time_materialize(st, n);
 	release_objs(st, n);
 	return t;
@@ -314,8 +288,10 @@ access_loop_const(const cow_storage_t *s, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
+/* The keeper: copy-on-write after setup_storage, private after
+ * setup_private. */
 static uint64_t
-run_const_cow(struct bench_arg *arg, uint64_t n)
+run_const_keeper(struct bench_arg *arg, uint64_t n)
 {
 	struct storage_state *st = arg->state;
 
@@ -331,14 +307,6 @@ setup_private(struct bench_arg *arg)
 	st = arg->state;
 	cow_storage_release(st->keeper);
 	st->keeper = filled_storage(BENCH_ACCESS_BYTES);
-}
-
-static uint64_t
-run_const_private(struct bench_arg *arg, uint64_t n)
-{
-	struct storage_state *st = arg->state;
-
-	return access_loop_const(st->keeper, n);
 }
 
 static uint64_t
@@ -374,11 +342,11 @@ const struct bench bench_storage_table[] = {
 	{.name = "materialize_copy", .group = "copy", .sized = true,
 	    .bandwidth = true, .setup = setup_storage,
 	    .teardown = teardown_storage, .run = run_materialize_copy,
-	    .max_batch = copies_max},
+	    .max_batch = copies_max, .variant = COPY_STEADY},
 	{.name = "materialize_copy_cold", .group = "copy", .sized = true,
 	    .bandwidth = true, .setup = setup_storage,
-	    .teardown = teardown_storage, .run = run_materialize_cold,
-	    .max_batch = copies_max},
+	    .teardown = teardown_storage, .run = run_materialize_copy,
+	    .max_batch = copies_max, .variant = COPY_COLD},
 	{.name = "materialize_steal", .group = "copy", .sized = true,
 	    .setup = setup_storage, .teardown = teardown_storage,
 	    .run = run_materialize_steal, .max_batch = steals_max},
@@ -386,10 +354,10 @@ const struct bench bench_storage_table[] = {
 	    .setup = setup_storage, .teardown = teardown_storage,
 	    .run = run_materialize_steal, .max_batch = objects_max},
 	{.name = "const_data_cow", .group = "access", .setup = setup_storage,
-	    .teardown = teardown_storage, .run = run_const_cow},
+	    .teardown = teardown_storage, .run = run_const_keeper},
 	{.name = "const_data_private", .group = "access",
 	    .setup = setup_private, .teardown = teardown_storage,
-	    .run = run_const_private},
+	    .run = run_const_keeper},
 	{.name = "mutable_data_private", .group = "access",
 	    .setup = setup_private, .teardown = teardown_storage,
 	    .run = run_mutable_private, .max_batch = objects_max_cheap},

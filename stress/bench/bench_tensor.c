@@ -67,16 +67,15 @@ time_views(cow_tensor_t *t, bool transpose, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
-static uint64_t
-run_view_select(struct bench_arg *arg, uint64_t n)
-{
-	return time_views(((struct tensor_state *)arg->state)->t, false, n);
-}
+/* The variants of run_view and run_expect. */
+enum { VIEW_SELECT, VIEW_TRANSPOSE };
+enum { EXPECT_BORROWED, EXPECT_OWNED, EXPECT_COPY };
 
 static uint64_t
-run_view_transpose(struct bench_arg *arg, uint64_t n)
+run_view(struct bench_arg *arg, uint64_t n)
 {
-	return time_views(((struct tensor_state *)arg->state)->t, true, n);
+	return time_views(((struct tensor_state *)arg->state)->t,
+	    arg->variant == VIEW_TRANSPOSE, n);
 }
 
 /* A lazy clone of the 64 x 64 tensor and its release, @n times (the
@@ -99,45 +98,20 @@ run_lazy_clone_tensor(struct bench_arg *arg, uint64_t n)
 }
 
 /* a += b on 16 elements, @n times (in place: no allocation). */
-static uint64_t
-run_op_add_inplace(struct bench_arg *arg, uint64_t n)
-{
-	struct tensor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++)
-		bench_check(cow_tensor_add_(st->a, st->b), "add_");
-	return bench_now_ns() - t0;
-}
+BENCH_TIMED_RUN(op_add_inplace, struct tensor_state,
+	bench_check(cow_tensor_add_(st->a, st->b), "add_");)
 
 /* a + b into a new tensor and its release, 16 elements, @n times. */
-static uint64_t
-run_op_add(struct bench_arg *arg, uint64_t n)
-{
-	struct tensor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
+BENCH_TIMED_RUN(op_add, struct tensor_state,
+	cow_tensor_t *r;
 
-	for (uint64_t i = 0; i < n; i++) {
-		cow_tensor_t *r;
-
-		bench_check(cow_tensor_add(st->a, st->b, &r), "add");
-		bench_consume((uintptr_t)cow_tensor_numel(r));
-		cow_tensor_release(r);
-	}
-	return bench_now_ns() - t0;
-}
+	bench_check(cow_tensor_add(st->a, st->b, &r), "add");
+	bench_consume((uintptr_t)cow_tensor_numel(r));
+	cow_tensor_release(r);)
 
 /* fill_ of 16 elements, @n times. */
-static uint64_t
-run_op_fill(struct bench_arg *arg, uint64_t n)
-{
-	struct tensor_state *st = arg->state;
-	uint64_t t0 = bench_now_ns();
-
-	for (uint64_t i = 0; i < n; i++)
-		bench_check(cow_tensor_fill_(st->b, (double)(i & 7)), "fill_");
-	return bench_now_ns() - t0;
-}
+BENCH_TIMED_RUN(op_fill, struct tensor_state,
+	bench_check(cow_tensor_fill_(st->b, (double)(i & 7)), "fill_");)
 
 /* cow_tensor_expect_contiguous(@t) and release, @n times; with @owned, the
  * handle is instead an owned reference to @t (retain, then release). */
@@ -161,40 +135,31 @@ time_expect(cow_tensor_t *t, bool owned, uint64_t n)
 	return bench_now_ns() - t0;
 }
 
-/* Contiguous input: expect_contiguous borrows it. */
+/* Borrowed: a contiguous input, which expect_contiguous borrows. Owned:
+ * the same handle owned, what a borrow saves. Copy: a non-contiguous
+ * input, which expect_contiguous copies (16 KiB). */
 static uint64_t
-run_expect_borrowed(struct bench_arg *arg, uint64_t n)
+run_expect(struct bench_arg *arg, uint64_t n)
 {
-	return time_expect(((struct tensor_state *)arg->state)->t, false, n);
+	struct tensor_state *st = arg->state;
+
+	return time_expect(arg->variant == EXPECT_COPY ? st->tt : st->t,
+	    arg->variant == EXPECT_OWNED, n);
 }
 
-/* The same handle owned: what a borrow saves. */
-static uint64_t
-run_expect_owned(struct bench_arg *arg, uint64_t n)
-{
-	return time_expect(((struct tensor_state *)arg->state)->t, true, n);
-}
-
-/* Non-contiguous input: expect_contiguous copies (16 KiB). */
-static uint64_t
-run_expect_copy(struct bench_arg *arg, uint64_t n)
-{
-	return time_expect(((struct tensor_state *)arg->state)->tt, false, n);
-}
-
-#define TENSOR_BENCH(n, fn)                                                 \
+#define TENSOR_BENCH(n, fn, v)                                              \
 	{.name = (n), .group = "tensor", .setup = setup_tensor,            \
-	    .teardown = teardown_tensor, .run = (fn)}
+	    .teardown = teardown_tensor, .run = (fn), .variant = (v)}
 
 const struct bench bench_tensor_table[] = {
-	TENSOR_BENCH("view_select", run_view_select),
-	TENSOR_BENCH("view_transpose", run_view_transpose),
-	TENSOR_BENCH("lazy_clone_tensor", run_lazy_clone_tensor),
-	TENSOR_BENCH("op_add_inplace", run_op_add_inplace),
-	TENSOR_BENCH("op_add", run_op_add),
-	TENSOR_BENCH("op_fill", run_op_fill),
-	TENSOR_BENCH("expect_contiguous_borrowed", run_expect_borrowed),
-	TENSOR_BENCH("expect_contiguous_owned", run_expect_owned),
-	TENSOR_BENCH("expect_contiguous_copy", run_expect_copy),
+	TENSOR_BENCH("view_select", run_view, VIEW_SELECT),
+	TENSOR_BENCH("view_transpose", run_view, VIEW_TRANSPOSE),
+	TENSOR_BENCH("lazy_clone_tensor", run_lazy_clone_tensor, 0),
+	TENSOR_BENCH("op_add_inplace", run_op_add_inplace, 0),
+	TENSOR_BENCH("op_add", run_op_add, 0),
+	TENSOR_BENCH("op_fill", run_op_fill, 0),
+	TENSOR_BENCH("expect_contiguous_borrowed", run_expect, EXPECT_BORROWED),
+	TENSOR_BENCH("expect_contiguous_owned", run_expect, EXPECT_OWNED),
+	TENSOR_BENCH("expect_contiguous_copy", run_expect, EXPECT_COPY),
 	{0},
 };

@@ -238,30 +238,35 @@ ilv_report(const char *what)
 	ilv_report_kind("VIOLATION", what);
 }
 
+/* Report the message of @fmt and @ap as @kind, then exit with @status. */
+static _Noreturn void __attribute__((format(printf, 3, 0)))
+ilv_report_exit(const char *kind, int status, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	ilv_report_kind(kind, msg);
+	_exit(status);
+}
+
 void
 ilv_fail(const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	ilv_report(msg);
-	_exit(1);
+	ilv_report_exit("VIOLATION", 1, fmt, ap);
+	va_end(ap); /* not reached */
 }
 
 void
 ilv_unfit(const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	ilv_report_kind("SCHEDULE DOES NOT FIT", msg);
-	_exit(3);
+	ilv_report_exit("SCHEDULE DOES NOT FIT", 3, fmt, ap);
+	va_end(ap); /* not reached */
 }
 
 /* AddressSanitizer and UBSan call this before they end the process. */

@@ -40,6 +40,21 @@ struct ilv_scenario {
 	void (*teardown)(void *st);
 };
 
+/* Defines const struct ilv_scenario ilv_scn_<id>, named "<id>": @n threads,
+ * the counters as scheduling points when @counting, and the functions. */
+#define ILV_SCENARIO(id, n, counting, setup_fn, thread_fn, check_fn,	\
+    teardown_fn, description)						\
+	const struct ilv_scenario ilv_scn_##id = {			\
+		.name = #id,						\
+		.what = (description),					\
+		.nthreads = (n),					\
+		.counters = (counting),					\
+		.setup = (setup_fn),					\
+		.thread = (thread_fn),					\
+		.check = (check_fn),					\
+		.teardown = (teardown_fn),				\
+	}
+
 extern const struct ilv_scenario ilv_scn_pair;
 extern const struct ilv_scenario ilv_scn_trio;
 extern const struct ilv_scenario ilv_scn_wrap;
@@ -76,6 +91,11 @@ cow_storage_t *ilv_ext_storage(struct ilv_ext *ext, size_t nbytes,
 /* Byte patterns: fill and check (ilv_check on a mismatch, naming @what). */
 void ilv_fill(void *p, size_t n, unsigned seed);
 bool ilv_holds(const void *p, size_t n, unsigned seed);
+
+/* A zeroed scenario state of @size bytes (ilv_check: out of memory), and
+ * the teardown of one that holds nothing else. */
+void *ilv_state_new(size_t size);
+void ilv_state_free(void *st);
 
 /* Process-wide statistics, read by the main thread only. */
 cow_stats_t ilv_stats(void);

@@ -175,16 +175,52 @@ ilv_random_member(unsigned mask)
 			return __builtin_ctz(mask);
 }
 
+/* Decision tr->n over @mask (a set of threads, or with @read of the stores
+ * a load may read), @current the choice that is no preemption (-1: none):
+ * record it and choose, from the prefix being replayed (which must fit),
+ * at random, or by default. */
+static int
+ilv_make_decision(unsigned mask, int current, bool read)
+{
+	const struct ilv_policy *p = S.policy;
+	struct ilv_trace *tr = S.trace;
+	struct ilv_decision *d;
+	int k = tr->n, choice;
+
+	if (k >= ILV_MAX_DECISIONS)
+		ilv_fail("more than %d decisions in one execution",
+		    ILV_MAX_DECISIONS);
+	d = &tr->d[k];
+	d->enabled = (uint8_t)mask;
+	d->current = (int8_t)current;
+	if (k < p->prefix_len) {
+		choice = p->prefix[k];
+		if (p->masks != NULL && p->masks[k] != mask)
+			ilv_unfit(read ? "nondeterministic execution: read "
+			    "decision %d found stores %#x, earlier %#x" :
+			    "nondeterministic execution: decision %d found "
+			    "runnable set %#x, earlier %#x", k, mask,
+			    p->masks[k]);
+		if ((!read && choice >= S.n) || !(mask >> choice & 1))
+			ilv_unfit(read ? "read decision %d chooses store %c, "
+			    "readable %#x" : "decision %d chooses thread %c, "
+			    "runnable set %#x", k, 'a' + choice, mask);
+	} else if (p->random != 0) {
+		choice = ilv_random_member(mask);
+	} else {
+		choice = ilv_default_choice(d);
+	}
+	d->chosen = (uint8_t)choice;
+	tr->n = k + 1;
+	return choice;
+}
+
 /* Choose who runs next; @cur is the baton holder's id, or -1 (the main
  * thread starting the run). Returns -1 when nobody can run. */
 static int
 ilv_decide(int cur)
 {
-	const struct ilv_policy *p = S.policy;
-	struct ilv_trace *tr = S.trace;
-	struct ilv_decision *d;
 	unsigned mask = 0;
-	int k, choice;
 
 	for (int i = 0; i < S.n; i++)
 		if (ilv_runnable(&S.t[i]))
@@ -194,31 +230,9 @@ ilv_decide(int cur)
 	S.last_decision = -1;
 	if ((mask & (mask - 1)) == 0)
 		return __builtin_ctz(mask); /* forced: not a decision */
-	k = tr->n;
-	S.last_decision = k;
-	if (k >= ILV_MAX_DECISIONS)
-		ilv_fail("more than %d decisions in one execution",
-		    ILV_MAX_DECISIONS);
-	d = &tr->d[k];
-	d->enabled = (uint8_t)mask;
-	d->current = (int8_t)(cur >= 0 && (mask >> cur & 1) ? cur : -1);
-	if (k < p->prefix_len) {
-		choice = p->prefix[k];
-		if (p->masks != NULL && p->masks[k] != mask)
-			ilv_unfit("nondeterministic execution: decision %d "
-			    "found runnable set %#x, earlier %#x", k, mask,
-			    p->masks[k]);
-		if (choice >= S.n || !(mask >> choice & 1))
-			ilv_unfit("decision %d chooses thread %c, runnable "
-			    "set %#x", k, 'a' + choice, mask);
-	} else if (p->random != 0) {
-		choice = ilv_random_member(mask);
-	} else {
-		choice = ilv_default_choice(d);
-	}
-	d->chosen = (uint8_t)choice;
-	tr->n = k + 1;
-	return choice;
+	S.last_decision = S.trace->n;
+	return ilv_make_decision(mask,
+	    cur >= 0 && (mask >> cur & 1) ? cur : -1, false);
 }
 
 static const char *const ilv_mo_names[] = {
@@ -250,37 +264,13 @@ ilv_store_letters(unsigned mask)
 int
 ilv_choose_read(unsigned mask)
 {
-	const struct ilv_policy *p = S.policy;
-	struct ilv_trace *tr = S.trace;
-	struct ilv_decision *d;
-	int k = tr->n, choice;
+	int k = S.trace->n;
+	int choice = ilv_make_decision(mask, __builtin_ctz(mask), true);
 
-	if (k >= ILV_MAX_DECISIONS)
-		ilv_fail("more than %d decisions in one execution",
-		    ILV_MAX_DECISIONS);
-	d = &tr->d[k];
-	d->enabled = (uint8_t)mask;
-	d->current = (int8_t)__builtin_ctz(mask);
-	if (k < p->prefix_len) {
-		choice = p->prefix[k];
-		if (p->masks != NULL && p->masks[k] != mask)
-			ilv_unfit("nondeterministic execution: read decision "
-			    "%d found stores %#x, earlier %#x", k, mask,
-			    p->masks[k]);
-		if (!(mask >> choice & 1))
-			ilv_unfit("read decision %d chooses store %c, "
-			    "readable %#x", k, 'a' + choice, mask);
-	} else if (p->random != 0) {
-		choice = ilv_random_member(mask);
-	} else {
-		choice = ilv_default_choice(d);
-	}
-	d->chosen = (uint8_t)choice;
-	tr->n = k + 1;
-	if (p->verbose)
+	if (S.policy->verbose)
 		printf("           reads store %c (a: the newest; may read "
 		    "%s)  [decision %d%s]\n", 'a' + choice,
-		    ilv_store_letters(mask), k, choice != d->current ?
+		    ilv_store_letters(mask), k, choice != __builtin_ctz(mask) ?
 		    ", stale: counts as a preemption" : "");
 	return choice;
 }

@@ -26,9 +26,7 @@ struct budget_scn {
 static void *
 budget_setup(void)
 {
-	struct budget_scn *st = calloc(1, sizeof *st);
-
-	ilv_check(st != NULL, "out of memory (set-up)");
+	struct budget_scn *st = ilv_state_new(sizeof *st);
 	st->alloc = cow_allocator_default();
 	ilv_check(st->alloc->budget.slot == COW__BUDGET_SLOT_SYSTEM,
 	    "set-up: the default allocator is not the system's");
@@ -89,13 +87,6 @@ budget_teardown(void *arg)
 	free(st);
 }
 
-const struct ilv_scenario ilv_scn_budget = {
-	.name = "budget",
-	.what = "a lowered limit against a thread's first small allocation",
-	.nthreads = 2,
-	.counters = true,
-	.setup = budget_setup,
-	.thread = budget_thread,
-	.check = budget_check,
-	.teardown = budget_teardown,
-};
+ILV_SCENARIO(budget, 2, true, budget_setup, budget_thread, budget_check,
+    budget_teardown, "a lowered limit against a thread's first small "
+    "allocation");

@@ -9,8 +9,6 @@
  * are C(3, a - 1) C(3, b - 1) such schedules, so the search must find
  * 2, 6, 18, 18, 18, 6, 2 schedules with 0 .. 6 preemptions.
  */
-#include <stdlib.h>
-
 #include "core/refcount.h"
 #include "scenario.h"
 
@@ -21,9 +19,8 @@ struct count_scn {
 static void *
 count_setup(void)
 {
-	struct count_scn *st = calloc(1, sizeof *st);
+	struct count_scn *st = ilv_state_new(sizeof *st);
 
-	ilv_check(st != NULL, "out of memory (set-up)");
 	cow__ref_init(&st->ref, 1);
 	return st;
 }
@@ -44,18 +41,6 @@ count_nothing(void *arg)
 	(void)arg;
 }
 
-static void
-count_teardown(void *arg)
-{
-	free(arg);
-}
-
-const struct ilv_scenario ilv_scn_count = {
-	.name = "count",
-	.what = "the search's own test: two threads of 4 steps, 70 schedules",
-	.nthreads = 2,
-	.setup = count_setup,
-	.thread = count_thread,
-	.check = count_nothing,
-	.teardown = count_teardown,
-};
+ILV_SCENARIO(count, 2, false, count_setup, count_thread, count_nothing,
+    ilv_state_free, "the search's own test: two threads of 4 steps, 70 "
+    "schedules");

@@ -147,16 +147,9 @@ keep_check(void *arg)
 	    st->before.external_copies));
 }
 
-const struct ilv_scenario ilv_scn_keep = {
-	.name = "keep",
-	.what = "three peers of read-only memory: two materialise (copy), one "
-	    "releases; the last share frees it",
-	.nthreads = 3,
-	.setup = keep_setup,
-	.thread = keep_thread,
-	.check = keep_check,
-	.teardown = external_teardown,
-};
+ILV_SCENARIO(keep, 3, false, keep_setup, keep_thread, keep_check,
+    external_teardown, "three peers of read-only memory: two materialise "
+    "(copy), one releases; the last share frees it");
 
 /* ------------------------------------------------------------------ */
 /* borrowed                                                             */
@@ -200,13 +193,6 @@ borrowed_check(void *arg)
 	    st->before.external_copies), home_took ? "took it" : "copied");
 }
 
-const struct ilv_scenario ilv_scn_borrowed = {
-	.name = "borrowed",
-	.what = "the storage over borrowed memory and its lazy clone "
-	    "materialise at once; only the first may take it",
-	.nthreads = 2,
-	.setup = borrowed_setup,
-	.thread = borrowed_thread,
-	.check = borrowed_check,
-	.teardown = external_teardown,
-};
+ILV_SCENARIO(borrowed, 2, false, borrowed_setup, borrowed_thread,
+    borrowed_check, external_teardown, "the storage over borrowed memory and "
+    "its lazy clone materialise at once; only the first may take it");

@@ -46,10 +46,9 @@ fn_get(const cow_tensor_t *t, int64_t i)
 static void *
 fn_setup(void)
 {
-	struct fn_scn *st = calloc(1, sizeof *st);
+	struct fn_scn *st = ilv_state_new(sizeof *st);
 	cow_tensor_t *p;
 
-	ilv_check(st != NULL, "out of memory (set-up)");
 	ilv_check(cow_tensor_arange(COW_DTYPE_FLOAT64, N, NULL, &p) == COW_OK &&
 	    cow_functional_wrap(p, cow_backend_strided(), &st->x) == COW_OK,
 	    "set-up: %s", cow_last_error());
@@ -131,13 +130,6 @@ fn_teardown(void *arg)
 	free(st);
 }
 
-const struct ilv_scenario ilv_scn_functional = {
-	.name = "functional",
-	.what = "one functional alias group used by two threads under a "
-	    "lock, beside a group sharing its base value",
-	.nthreads = 3,
-	.setup = fn_setup,
-	.thread = fn_thread,
-	.check = fn_check,
-	.teardown = fn_teardown,
-};
+ILV_SCENARIO(functional, 3, false, fn_setup, fn_thread, fn_check,
+    fn_teardown, "one functional alias group used by two threads under a "
+    "lock, beside a group sharing its base value");

@@ -10,8 +10,6 @@
  * memory search must run exactly 3 * 3 + 3 * 2 + 4 = 19 executions, and
  * the sequentially consistent one 10. The check rejects (1, 0).
  */
-#include <stdlib.h>
-
 #include "core/atomic.h"
 #include "scenario.h"
 
@@ -24,10 +22,7 @@ struct litmus_scn {
 static void *
 litmus_setup(void)
 {
-	struct litmus_scn *st = calloc(1, sizeof *st);
-
-	ilv_check(st != NULL, "out of memory (set-up)");
-	return st;
+	return ilv_state_new(sizeof(struct litmus_scn));
 }
 
 static void
@@ -52,22 +47,9 @@ litmus_check(void *arg)
 	    "read x = 1, then x = 0");
 }
 
-static void
-litmus_teardown(void *arg)
-{
-	free(arg);
-}
-
-const struct ilv_scenario ilv_scn_litmus = {
-	.name = "litmus",
-	.what = "the weak-memory mode's own test: read-read coherence",
-	.nthreads = 2,
-	.counters = true,
-	.setup = litmus_setup,
-	.thread = litmus_thread,
-	.check = litmus_check,
-	.teardown = litmus_teardown,
-};
+ILV_SCENARIO(litmus, 2, true, litmus_setup, litmus_thread, litmus_check,
+    ilv_state_free, "the weak-memory mode's own test: read-read "
+    "coherence");
 
 /*
  * sb: store buffering with seq_cst fences (ctest interleave.weak.sb), the
@@ -106,17 +88,9 @@ sb_check(void *arg)
 	    "threads read 0 across their seq_cst fences");
 }
 
-const struct ilv_scenario ilv_scn_sb = {
-	.name = "sb",
-	.what = "the weak-memory mode's own test: seq_cst fences (store "
-	    "buffering)",
-	.nthreads = 2,
-	.counters = true,
-	.setup = litmus_setup,
-	.thread = sb_thread,
-	.check = sb_check,
-	.teardown = litmus_teardown,
-};
+ILV_SCENARIO(sb, 2, true, litmus_setup, sb_thread, sb_check,
+    ilv_state_free, "the weak-memory mode's own test: seq_cst fences "
+    "(store buffering)");
 
 /*
  * spin: the scheduler's own test of spin waits (ctest interleave.spin and
@@ -151,13 +125,6 @@ spin_check(void *arg)
 	ilv_check(st->r[0] == 1, "b ended its wait without reading x = 1");
 }
 
-const struct ilv_scenario ilv_scn_spin = {
-	.name = "spin",
-	.what = "the scheduler's own test: a spin wait (cow__backoff)",
-	.nthreads = 2,
-	.counters = true,
-	.setup = litmus_setup,
-	.thread = spin_thread,
-	.check = spin_check,
-	.teardown = litmus_teardown,
-};
+ILV_SCENARIO(spin, 2, true, litmus_setup, spin_thread, spin_check,
+    ilv_state_free, "the scheduler's own test: a spin wait "
+    "(cow__backoff)");

@@ -63,9 +63,7 @@ shadow_sum(const cow_tensor_t *t, char who)
 static void *
 shadow_setup(void)
 {
-	struct shadow_scn *st = calloc(1, sizeof *st);
-
-	ilv_check(st != NULL, "out of memory (set-up)");
+	struct shadow_scn *st = ilv_state_new(sizeof *st);
 	ilv_check(cow_shadow_policy_set(COW_SHADOW_WARN_ONCE) == COW_OK,
 	    "set-up: policy");
 	cow_shadow_handler_set(shadow_count, st);
@@ -133,14 +131,6 @@ shadow_teardown(void *arg)
 	free(st);
 }
 
-const struct ilv_scenario ilv_scn_shadow = {
-	.name = "shadow",
-	.what = "two threads reshape one tensor in warn mode and write "
-	    "through the aliases: exactly one warning",
-	.nthreads = 2,
-	.counters = true,
-	.setup = shadow_setup,
-	.thread = shadow_thread,
-	.check = shadow_check,
-	.teardown = shadow_teardown,
-};
+ILV_SCENARIO(shadow, 2, true, shadow_setup, shadow_thread, shadow_check,
+    shadow_teardown, "two threads reshape one tensor in warn mode and "
+    "write through the aliases: exactly one warning");

@@ -145,12 +145,11 @@ snap_released(const struct snap_scn *st, int i)
 static void *
 snap_setup(const struct snap_cfg *cfg)
 {
-	struct snap_scn *st = calloc(1, sizeof *st);
+	struct snap_scn *st = ilv_state_new(sizeof *st);
 	static const char *const names[MAXT] = {"t0", "t1"};
 	const int64_t sizes[1] = {NB};
 	unsigned char pattern[NB];
 
-	ilv_check(st != NULL, "out of memory (set-up)");
 	st->cfg = cfg;
 	for (int i = 0; i < cfg->ntensors; i++) {
 		ilv_fill(pattern, NB, SEED_LIVE + (unsigned)i);

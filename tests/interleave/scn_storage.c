@@ -27,9 +27,8 @@ struct storage_scn {
 static struct storage_scn *
 scn_new(void)
 {
-	struct storage_scn *st = calloc(1, sizeof *st);
+	struct storage_scn *st = ilv_state_new(sizeof *st);
 
-	ilv_check(st != NULL, "out of memory (set-up)");
 	st->s[0] = ilv_ext_storage(&st->ext, NB, SEED);
 	st->orig = st->ext.data;
 	return st;
@@ -167,15 +166,8 @@ pair_check(void *arg)
 	    "nobody stole the original (two peers: the second must)");
 }
 
-const struct ilv_scenario ilv_scn_pair = {
-	.name = "pair",
-	.what = "two lazy peers materialise at once",
-	.nthreads = 2,
-	.setup = pair_setup,
-	.thread = pair_thread,
-	.check = pair_check,
-	.teardown = scn_teardown,
-};
+ILV_SCENARIO(pair, 2, false, pair_setup, pair_thread, pair_check,
+    scn_teardown, "two lazy peers materialise at once");
 
 /* ------------------------------------------------------------------ */
 /* 2. trio: three peers; two materialise, one releases.                 */
@@ -212,15 +204,8 @@ trio_check(void *arg)
 	scn_check_materialized(arg, ids, 2);
 }
 
-const struct ilv_scenario ilv_scn_trio = {
-	.name = "trio",
-	.what = "three peers: two materialise, one releases",
-	.nthreads = 3,
-	.setup = trio_setup,
-	.thread = trio_thread,
-	.check = trio_check,
-	.teardown = scn_teardown,
-};
+ILV_SCENARIO(trio, 3, false, trio_setup, trio_thread, trio_check,
+    scn_teardown, "three peers: two materialise, one releases");
 
 /* ------------------------------------------------------------------ */
 /* 3. wrap: two threads make the first lazy clone of one fresh storage  */
@@ -286,16 +271,9 @@ wrap_check(void *arg)
 	ilv_check(st->ext.calls == 0, "the original was freed while shared");
 }
 
-const struct ilv_scenario ilv_scn_wrap = {
-	.name = "wrap",
-	.what = "two threads make the first lazy clone of one fresh storage "
-	    "while a third reads it",
-	.nthreads = 3,
-	.setup = wrap_setup,
-	.thread = wrap_thread,
-	.check = wrap_check,
-	.teardown = scn_teardown,
-};
+ILV_SCENARIO(wrap, 3, false, wrap_setup, wrap_thread, wrap_check,
+    scn_teardown, "two threads make the first lazy clone of one fresh "
+    "storage while a third reads it");
 
 /* ------------------------------------------------------------------ */
 /* 4. chain: a clone of a clone racing the source's release and a       */
@@ -346,13 +324,6 @@ chain_check(void *arg)
 	scn_check_materialized(arg, ids, 2);
 }
 
-const struct ilv_scenario ilv_scn_chain = {
-	.name = "chain",
-	.what = "a clone of a clone races the source's release and a peer's "
-	    "materialise",
-	.nthreads = 3,
-	.setup = chain_setup,
-	.thread = chain_thread,
-	.check = chain_check,
-	.teardown = scn_teardown,
-};
+ILV_SCENARIO(chain, 3, false, chain_setup, chain_thread, chain_check,
+    scn_teardown, "a clone of a clone races the source's release and a "
+    "peer's materialise");

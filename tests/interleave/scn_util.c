@@ -54,6 +54,21 @@ ilv_holds(const void *p, size_t n, unsigned seed)
 	return true;
 }
 
+void *
+ilv_state_new(size_t size)
+{
+	void *st = calloc(1, size);
+
+	ilv_check(st != NULL, "out of memory (set-up)");
+	return st;
+}
+
+void
+ilv_state_free(void *st)
+{
+	free(st);
+}
+
 cow_stats_t
 ilv_stats(void)
 {

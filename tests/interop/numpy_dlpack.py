@@ -8,10 +8,15 @@ Prints "numpy_dlpack: N checks passed" or fails with an AssertionError.
 """
 import ctypes
 import gc
+import os
 import sys
 import threading
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "support"))
+from dlpack_ctypes import DLTensor  # noqa: E402
 
 lib = ctypes.CDLL(sys.argv[1])
 api = ctypes.pythonapi
@@ -22,23 +27,6 @@ def check(cond, what):
     global checks
     assert cond, what
     checks += 1
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
-                ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice),
-                ("ndim", ctypes.c_int32), ("dtype", DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
 
 
 class DLManagedTensor(ctypes.Structure):

@@ -20,12 +20,17 @@ sys.path: the default "prepend" import mode, no __init__.py).
 import ctypes
 import gc
 import os
+import sys
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
 import cowstore
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                os.pardir, "support"))
+from dlpack_ctypes import DLDataType, DLDevice, DLTensor  # noqa: E402
 
 # ---------------------------------------------------------------------------
 # Hypothesis: deterministic examples (CI reruns see the same programs).
@@ -215,23 +220,6 @@ api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 def capsule_name(cap):
     return api.PyCapsule_GetName(cap).decode()
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
-                ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice),
-                ("ndim", ctypes.c_int32), ("dtype", DLDataType),
-                ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)),
-                ("byte_offset", ctypes.c_uint64)]
 
 
 class DLManagedTensor(ctypes.Structure):

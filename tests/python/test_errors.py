@@ -21,6 +21,13 @@ def message(excinfo):
     return msg
 
 
+def import_refused(p):
+    """from_dlpack of @p's capsule must raise; its message, lowercased."""
+    with pytest.raises(DLPACK_ERRORS) as e:
+        cowstore.from_dlpack(p.capsule())
+    return message(e).lower()
+
+
 # ---------------------------------------------------------------------------
 # DLPack import
 
@@ -55,9 +62,7 @@ def test_non_cpu_device_is_refused():
 
 def test_non_cpu_device_in_capsule_is_refused():
     p = HandMadeDLPack(np.arange(4, dtype=np.float32), device=(2, 0))
-    with pytest.raises(DLPACK_ERRORS) as e:
-        cowstore.from_dlpack(p.capsule())
-    assert "device" in message(e).lower()
+    assert "device" in import_refused(p)
     assert p.calls == 1
 
 
@@ -77,26 +82,20 @@ def test_cuda_host_memory_is_accepted():
                                    (6, 16)])
 def test_unknown_dlpack_dtype_is_refused(dtype):
     p = HandMadeDLPack(np.arange(4, dtype=np.float64), dtype=dtype)
-    with pytest.raises(DLPACK_ERRORS) as e:
-        cowstore.from_dlpack(p.capsule())
-    message(e)
+    import_refused(p)
     assert p.calls == 1
 
 
 def test_lanes_are_refused():
     p = HandMadeDLPack(np.arange(4, dtype=np.float32), lanes=2)
-    with pytest.raises(DLPACK_ERRORS) as e:
-        cowstore.from_dlpack(p.capsule())
-    message(e)
+    import_refused(p)
     assert p.calls == 1
 
 
 def test_unknown_versioned_major_is_refused():
     p = HandMadeDLPack(np.arange(4, dtype=np.float32), versioned=True,
                        version=(2, 0))
-    with pytest.raises(DLPACK_ERRORS) as e:
-        cowstore.from_dlpack(p.capsule())
-    assert "version" in message(e).lower()
+    assert "version" in import_refused(p)
     assert p.calls == 1
 
 
@@ -105,9 +104,7 @@ def test_misaligned_data_is_refused():
     a = raw[1:].view(np.uint8)  # an odd address
     p = HandMadeDLPack(a, dtype=(2, 32))
     p.managed.dl_tensor.shape[0] = 4
-    with pytest.raises(DLPACK_ERRORS) as e:
-        cowstore.from_dlpack(p.capsule())
-    message(e)
+    import_refused(p)
     assert p.calls == 1
 
 
@@ -133,9 +130,7 @@ def test_wrong_capsule_name():
 def test_consumed_capsule_name():
     p = HandMadeDLPack(np.arange(4, dtype=np.float32))
     p.name = b"used_dltensor"
-    with pytest.raises(DLPACK_ERRORS) as e:
-        cowstore.from_dlpack(p.capsule())
-    message(e)
+    import_refused(p)
     assert p.calls == 0  # not ours to delete
 
 

@@ -34,6 +34,7 @@
 #include <cowstore/testing.h>
 
 #include "cow_test.h"
+#include "thread_test.h"
 
 #define THREADS 4
 #define STORES 8
@@ -46,23 +47,15 @@ static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
 static const cow_backend_t *backend;
 
 struct worker {
-	int id;
+	struct thr_tally tally; /* who: the backend's name */
 	cow_storage_t *own[STORES];
 	cow_storage_t *shared;
-	int failed;
-	int passed;
 };
 
 static void
 check(struct worker *w, bool ok, const char *what)
 {
-	if (ok) {
-		w->passed++;
-		return;
-	}
-	if (w->failed++ < 5)
-		fprintf(stderr, "%s thread %d: %s (%s)\n",
-		    cow_backend_name(backend), w->id, what, cow_last_error());
+	thr_check(&w->tally, ok, what);
 }
 
 static void
@@ -70,24 +63,6 @@ enter(void)
 {
 	(void)cow_backend_set_thread(backend, NULL);
 	(void)cow_functional_mode_set_thread(true, NULL);
-}
-
-static double
-get1(const cow_tensor_t *t, int64_t i)
-{
-	double v = -1e9;
-
-	(void)cow_tensor_get_f64(t, (int64_t[]){i}, &v);
-	return v;
-}
-
-static double
-get2(const cow_tensor_t *t, int64_t i, int64_t j)
-{
-	double v = -1e9;
-
-	(void)cow_tensor_get_f64(t, (int64_t[]){i, j}, &v);
-	return v;
 }
 
 static double
@@ -143,8 +118,9 @@ run_own(void *arg)
 			check(w, cow_tensor_add_scalar_(half, 1) == COW_OK,
 			    "add through a");
 			cow_tensor_release(half);
-			check(w, get1(a, 1) == 1 + r + 1, "read through a");
-			check(w, get2(b, 1, 0) == 4 + r + 1, "read through b");
+			check(w, thr_get1(a, 1) == 1 + r + 1, "read through a");
+			check(w, thr_get2(b, 1, 0) == 4 + r + 1,
+			    "read through b");
 			check(w, stored(w->own[i], SIDE - 1) ==
 			    SIDE - 1 + r + 1, "the storage has the write");
 			if (flip) {
@@ -158,7 +134,7 @@ run_own(void *arg)
 	}
 	for (int i = 0; i < STORES; i++) {
 		if (holder[i] != NULL)
-			check(w, get1(holder[i], 3) == 3 + ROUNDS,
+			check(w, thr_get1(holder[i], 3) == 3 + ROUNDS,
 			    "holder sees every round");
 		cow_tensor_release(holder[i]);
 		for (int64_t k = 0; k < SIDE; k++)
@@ -168,7 +144,8 @@ run_own(void *arg)
 	return NULL;
 }
 
-/* Phase 2: each turn adds 1 to element w->id of the shared storage. */
+/* Phase 2: each turn adds 1 to element w->tally.id of the shared
+ * storage. */
 static void *
 run_shared(void *arg)
 {
@@ -181,10 +158,10 @@ run_shared(void *arg)
 
 		pthread_mutex_lock(&user_lock);
 		t = over(w, w->shared, 1, (int64_t[]){THREADS});
-		check(w, get1(t, w->id) == 2 * (double)r ||
-		    get1(t, w->id) == 2 * (double)r + TURNS * 2,
+		check(w, thr_get1(t, w->tally.id) == 2 * (double)r ||
+		    thr_get1(t, w->tally.id) == 2 * (double)r + TURNS * 2,
 		    "own element before the turn");
-		check(w, cow_tensor_select(t, 0, w->id, &e) == COW_OK,
+		check(w, cow_tensor_select(t, 0, w->tally.id, &e) == COW_OK,
 		    "select");
 		check(w, cow_tensor_add_scalar_(e, 1) == COW_OK, "add");
 		cow_tensor_release(t);
@@ -223,7 +200,8 @@ run_backend(const cow_backend_t *be, int *passed)
 	    COW_OK)
 		abort();
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){.id = i, .shared = shared};
+		w[i] = (struct worker){.tally = {.id = i,
+		    .who = cow_backend_name(backend)}, .shared = shared};
 		for (int s = 0; s < STORES; s++) {
 			if (cow_storage_new(SIDE * sizeof(double), NULL,
 			    &w[i].own[s]) != COW_OK ||
@@ -242,7 +220,7 @@ run_backend(const cow_backend_t *be, int *passed)
 		keep[i] = over(&w[0], shared, 1, (int64_t[]){THREADS});
 	start_all(w, run_shared);
 	for (int i = 0; i < THREADS; i++) {
-		check(&w[0], get1(keep[i], i) == 2 * TURNS,
+		check(&w[0], thr_get1(keep[i], i) == 2 * TURNS,
 		    "a kept tensor sees every turn");
 		cow_tensor_release(keep[i]);
 	}
@@ -253,8 +231,8 @@ run_backend(const cow_backend_t *be, int *passed)
 	for (int i = 0; i < THREADS; i++) {
 		check(&w[0], ((const double *)cow_storage_const_data(
 		    shared))[i] == 4 * TURNS, "shared storage");
-		failed += w[i].failed;
-		*passed += w[i].passed;
+		failed += w[i].tally.failed;
+		*passed += w[i].tally.passed;
 		for (int s = 0; s < STORES; s++)
 			cow_storage_release(w[i].own[s]);
 	}

@@ -22,6 +22,7 @@
 #include <cowstore/testing.h>
 
 #include "cow_test.h"
+#include "thread_test.h"
 
 #define THREADS 4
 #define ROUNDS 1000
@@ -30,40 +31,14 @@
 static pthread_barrier_t start;
 
 struct worker {
-	int id;
+	struct thr_tally tally;
 	cow_tensor_t *mine;  /* a lazy clone of X, this thread's group */
-	int failed;
-	int passed;
 };
 
 static void
 check(struct worker *w, bool ok, const char *what)
 {
-	if (ok) {
-		w->passed++;
-		return;
-	}
-	if (w->failed++ < 5)
-		fprintf(stderr, "thread %d: %s (%s)\n", w->id, what,
-		    cow_last_error());
-}
-
-static double
-get1(const cow_tensor_t *t, int64_t i)
-{
-	double v = -1e9;
-
-	(void)cow_tensor_get_f64(t, (int64_t[]){i}, &v);
-	return v;
-}
-
-static double
-get(const cow_tensor_t *t, int64_t i, int64_t j)
-{
-	double v = -1e9;
-
-	(void)cow_tensor_get_f64(t, (int64_t[]){i, j}, &v);
-	return v;
+	thr_check(&w->tally, ok, what);
 }
 
 /* X[i][j] = i * SIDE + j. Thread w adds (w + 1) to column w and to every
@@ -84,6 +59,7 @@ static void *
 run(void *arg)
 {
 	struct worker *w = arg;
+	int id = w->tally.id;
 
 	pthread_barrier_wait(&start);
 	for (int r = 0; r < ROUNDS; r++) {
@@ -93,19 +69,19 @@ run(void *arg)
 		/* A column, through a transpose: a view of a view. */
 		check(w, cow_tensor_transpose(w->mine, 0, 1, &t) == COW_OK,
 		    "transpose");
-		check(w, cow_tensor_select(t, 0, w->id, &col) == COW_OK,
+		check(w, cow_tensor_select(t, 0, id, &col) == COW_OK,
 		    "select column");
-		check(w, cow_tensor_add_scalar_(col, w->id + 1) == COW_OK,
+		check(w, cow_tensor_add_scalar_(col, id + 1) == COW_OK,
 		    "add through the column");
-		check(w, cow_tensor_select(w->mine, 0, w->id, &row) == COW_OK,
+		check(w, cow_tensor_select(w->mine, 0, id, &row) == COW_OK,
 		    "select row");
-		check(w, cow_tensor_add_scalar_(row, w->id + 1) == COW_OK,
+		check(w, cow_tensor_add_scalar_(row, id + 1) == COW_OK,
 		    "add through the row");
 		/* A lazy clone of this thread's group, read and dropped. */
 		check(w, cow_tensor_lazy_clone(w->mine, &snap) == COW_OK,
 		    "lazy clone");
-		check(w, get(snap, w->id, w->id) ==
-		    expected(w->id, r + 1, w->id, w->id), "snapshot value");
+		check(w, thr_get2(snap, id, id) == expected(id, r + 1, id, id),
+		    "snapshot value");
 		check(w, cow_tensor_equal(snap, w->mine, &ok) == COW_OK && ok,
 		    "snapshot equals its source");
 		cow_tensor_release(snap);
@@ -115,8 +91,8 @@ run(void *arg)
 	}
 	for (int64_t i = 0; i < SIDE; i++)
 		for (int64_t j = 0; j < SIDE; j++)
-			check(w, get(w->mine, i, j) ==
-			    expected(w->id, ROUNDS, i, j), "final value");
+			check(w, thr_get2(w->mine, i, j) ==
+			    expected(id, ROUNDS, i, j), "final value");
 	return NULL;
 }
 
@@ -138,21 +114,21 @@ run_backend(const cow_backend_t *be, int *passed)
 	x = p;
 	pthread_barrier_init(&start, NULL, THREADS);
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){.id = i};
+		w[i] = (struct worker){.tally.id = i};
 		if (cow_tensor_lazy_clone(x, &w[i].mine) != COW_OK)
 			abort();
 		pthread_create(&th[i], NULL, run, &w[i]);
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
-		failed += w[i].failed;
-		*passed += w[i].passed;
+		failed += w[i].tally.failed;
+		*passed += w[i].tally.passed;
 		cow_tensor_release(w[i].mine);
 	}
 	pthread_barrier_destroy(&start);
 	for (int64_t i = 0; i < SIDE; i++)
 		for (int64_t j = 0; j < SIDE; j++) {
-			if (get(x, i, j) == (double)(i * SIDE + j)) {
+			if (thr_get2(x, i, j) == (double)(i * SIDE + j)) {
 				(*passed)++;
 				continue;
 			}
@@ -180,7 +156,7 @@ trace_and_exit(void *arg)
 	if (!*ok)
 		return NULL;
 	*ok = cow_tensor_narrow(t, 0, 1, 2, &v) == COW_OK &&
-	    cow_tensor_fill_(v, 3) == COW_OK && get1(t, 2) == 3;
+	    cow_tensor_fill_(v, 3) == COW_OK && thr_get1(t, 2) == 3;
 	cow_tensor_release(v);
 	cow_tensor_release(t);
 	return NULL; /* still recording */

@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "cow_test.h"
+#include "thread_test.h"
 
 #define THREADS 4
 #define ROUNDS 300
@@ -83,19 +84,6 @@ sgen(const cow_tensor_t *t)
 	return g;
 }
 
-static double
-sum_of(const cow_tensor_t *t)
-{
-	cow_tensor_t *s;
-	double v = -1;
-
-	if (cow_tensor_sum(t, &s) != COW_OK)
-		return -2;
-	(void)cow_tensor_get_f64(s, NULL, &v);
-	cow_tensor_release(s);
-	return v;
-}
-
 static cow_tensor_t *
 reshape_warn(cow_tensor_t *t, int ndim, const int64_t *sizes)
 {
@@ -128,8 +116,8 @@ own_storage_worker(void *arg)
 		check(id, cow_tensor_add_scalar_(t, 1) == COW_OK, "T += 1");
 		check(id, cow_tensor_fill_(v, r) == COW_OK, "fill V");
 		writes += 2;
-		check(id, sum_of(v) == 8.0 * r, "sum of V");
-		check(id, sum_of(t) == (N - 8) * (r + 1.0) + 8.0 * r,
+		check(id, thr_sum(v) == 8.0 * r, "sum of V");
+		check(id, thr_sum(t) == (N - 8) * (r + 1.0) + 8.0 * r,
 		    "sum of T");
 	}
 	check(id, pgen(t) == writes && sgen(t) == writes && sgen(v) == writes,
@@ -142,7 +130,7 @@ own_storage_worker(void *arg)
 	pthread_barrier_wait(&start);
 	check(id, cow_tensor_fill_(u, 1) == COW_OK, "write U");
 	check(id, atomic_load(&warnings[id]) == 1, "U's write warned once");
-	check(id, sum_of(t) == N, "T sees U's write (aliasing kept)");
+	check(id, thr_sum(t) == N, "T sees U's write (aliasing kept)");
 	check(id, atomic_load(&warnings[id]) == 2, "T's read after U's");
 	cow_tensor_release(v);
 	cow_tensor_release(u);
@@ -189,8 +177,8 @@ fork_worker(void *arg)
 
 		pthread_barrier_wait(&start);
 		u = reshape_warn(shared_t, 2, (int64_t[]){N / 8, 8});
-		check(id, sum_of(shared_t) == N * (N - 1) / 2.0, "read T");
-		check(id, sum_of(u) == N * (N - 1) / 2.0, "read U");
+		check(id, thr_sum(shared_t) == N * (N - 1) / 2.0, "read T");
+		check(id, thr_sum(u) == N * (N - 1) / 2.0, "read U");
 		if (cow_tensor_view(u, 1, (int64_t[]){N}, &v) != COW_OK)
 			abort();
 		check(id, cow_tensor_shares_shadow(u, v) &&

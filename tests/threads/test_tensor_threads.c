@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "cow_test.h"
+#include "thread_test.h"
 
 #define THREADS 4
 #define ROUNDS 200
@@ -27,21 +28,13 @@ static const void *T_addr;
 static pthread_barrier_t start;
 
 struct worker {
-	int id;
-	int failed;
-	int passed;
+	struct thr_tally tally;
 };
 
 static void
 check(struct worker *w, bool ok, const char *what)
 {
-	if (ok) {
-		w->passed++;
-		return;
-	}
-	if (w->failed++ < 5)
-		fprintf(stderr, "thread %d: %s (%s)\n", w->id, what,
-		    cow_last_error());
+	thr_check(&w->tally, ok, what);
 }
 
 /* Sum of T's elements: 0 + 1 + ... + (SIDE * SIDE - 1). */
@@ -49,19 +42,6 @@ static double
 base_sum(void)
 {
 	return (double)(SIDE * SIDE) * (SIDE * SIDE - 1) / 2.0;
-}
-
-static double
-sum_of(const cow_tensor_t *t)
-{
-	cow_tensor_t *s;
-	double v = -1;
-
-	if (cow_tensor_sum(t, &s) != COW_OK)
-		return -2;
-	(void)cow_tensor_get_f64(s, NULL, &v);
-	cow_tensor_release(s);
-	return v;
 }
 
 /* The pointer cow_tensor_read_data gives for T, kept while other threads
@@ -87,7 +67,7 @@ static void *
 run(void *arg)
 {
 	struct worker *w = arg;
-	cow_reshape_mode_t mine = w->id % 2 ? COW_RESHAPE_LAZY_COPY :
+	cow_reshape_mode_t mine = w->tally.id % 2 ? COW_RESHAPE_LAZY_COPY :
 	    COW_RESHAPE_ALIAS;
 
 	if (cow_reshape_mode_set_thread(mine, NULL) != COW_OK)
@@ -96,13 +76,13 @@ run(void *arg)
 	for (int r = 0; r < ROUNDS; r++) {
 		cow_tensor_t *c, *row, *flat;
 		cow_maybe_owned_t mo;
-		double add = w->id + 1;
+		double add = w->tally.id + 1;
 
 		check(w, cow_reshape_mode_effective() == mine,
 		    "thread-local mode changed");
 		check(w, cow_tensor_expect_contiguous(T, &mo) == COW_OK &&
 		    !cow_maybe_owned_is_owned(&mo), "borrow of T");
-		check(w, sum_of(cow_maybe_owned_get(&mo)) == base_sum(),
+		check(w, thr_sum(cow_maybe_owned_get(&mo)) == base_sum(),
 		    "read of T through the borrow");
 		cow_maybe_owned_release(&mo);
 
@@ -116,14 +96,14 @@ run(void *arg)
 		    "write the clone");
 		check(w, !cow_storage_is_cow(cow_tensor_storage(c)) &&
 		    cow_tensor_const_data(c) != T_addr, "clone materialised");
-		check(w, sum_of(c) == base_sum() + add * SIDE,
+		check(w, thr_sum(c) == base_sum() + add * SIDE,
 		    "clone holds T plus its write");
 		check(w, read_pointer_holds_T(r % SIDE),
 		    "T's bytes, read through cow_tensor_read_data's pointer "
 		    "while the clones are written");
 		/* In ALIAS mode flat sees the write; in LAZY_COPY it is a
 		 * separate copy that still holds T's values. */
-		check(w, sum_of(flat) == (mine == COW_RESHAPE_ALIAS ?
+		check(w, thr_sum(flat) == (mine == COW_RESHAPE_ALIAS ?
 		    base_sum() + add * SIDE : base_sum()), "reshape mode");
 		cow_tensor_release(flat);
 		cow_tensor_release(row);
@@ -223,17 +203,17 @@ main(void)
 	T_addr = cow_tensor_const_data(T);
 	pthread_barrier_init(&start, NULL, THREADS);
 	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){i, 0, 0};
+		w[i] = (struct worker){.tally.id = i};
 		pthread_create(&th[i], NULL, run, &w[i]);
 	}
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(th[i], NULL);
-		failed += w[i].failed;
-		passed += w[i].passed;
+		failed += w[i].tally.failed;
+		passed += w[i].tally.passed;
 	}
 	pthread_barrier_destroy(&start);
 	/* T was only read. */
-	if (cow_tensor_const_data(T) == T_addr && sum_of(T) == base_sum() &&
+	if (cow_tensor_const_data(T) == T_addr && thr_sum(T) == base_sum() &&
 	    cow_storage_share_count(cow_tensor_storage(T)) == 1)
 		passed++;
 	else
