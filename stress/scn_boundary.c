@@ -99,6 +99,7 @@
 
 #include "harness.h"
 #include "ring.h"
+#include "strided_walk.h"
 
 #define BD_MAX_NDIM 2
 #define BD_HOPS 12        /* an item retires after this many hand-offs */
@@ -337,22 +338,7 @@ bd_view_dense(struct bd_view *v, int ndim, const int64_t *sizes,
 /* Visit the elements of @v in row-major order: k (their index) and pos
  * (their flat position). */
 #define BD_FOREACH(v, k, pos, body)                                         \
-	do {                                                                \
-		int64_t idx_[BD_MAX_NDIM] = {0};                            \
-		int64_t n_ = bd_numel(v);                                   \
-		for (int64_t k = 0; k < n_; k++) {                          \
-			int64_t pos = (v)->offset;                          \
-			stress_beat((uint64_t)k);                           \
-			for (int d_ = 0; d_ < (v)->ndim; d_++)              \
-				pos += idx_[d_] * (v)->strides[d_];         \
-			body;                                               \
-			for (int d_ = (v)->ndim - 1; d_ >= 0; d_--) {       \
-				if (++idx_[d_] < (v)->sizes[d_])            \
-					break;                              \
-				idx_[d_] = 0;                               \
-			}                                                   \
-		}                                                           \
-	} while (0)
+	STRIDED_FOREACH(v, bd_numel(v), k, pos, body)
 
 enum bd_vop { BD_NARROW, BD_SLICE, BD_TRANSPOSE, BD_SELECT };
 

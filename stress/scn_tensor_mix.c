@@ -39,6 +39,7 @@
 
 #include "harness.h"
 #include "ring.h"
+#include "strided_walk.h"
 
 #define TM_MAX_NDIM 3
 #define TM_HOPS 12   /* an item retires after this many hand-offs */
@@ -128,24 +129,9 @@ tm_view_numel(const struct tm_view *v)
 	return n;
 }
 
-/* Visit every element of @v in row-major order: fn(array index). */
+/* Visit every element of @v in row-major order: pos (its array index). */
 #define TM_VIEW_FOREACH(v, pos, body)                                       \
-	do {                                                                \
-		int64_t idx_[TM_MAX_NDIM] = {0};                            \
-		int64_t n_ = tm_view_numel(v);                              \
-		for (int64_t k_ = 0; k_ < n_; k_++) {                       \
-			int64_t pos = (v)->offset;                          \
-			stress_beat((uint64_t)k_);                          \
-			for (int d_ = 0; d_ < (v)->ndim; d_++)              \
-				pos += idx_[d_] * (v)->strides[d_];         \
-			body;                                               \
-			for (int d_ = (v)->ndim - 1; d_ >= 0; d_--) {       \
-				if (++idx_[d_] < (v)->sizes[d_])            \
-					break;                              \
-				idx_[d_] = 0;                               \
-			}                                                   \
-		}                                                           \
-	} while (0)
+	STRIDED_FOREACH(v, tm_view_numel(v), k_, pos, body)
 
 /* The same view the library computes, by our own index math. */
 static void
