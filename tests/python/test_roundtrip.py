@@ -57,17 +57,23 @@ def cow_sample(dtype, shape, seed=0):
 # ---------------------------------------------------------------------------
 # NumPy -> cowstore
 
+def assert_imported_in_place(t, a, dtype, shape):
+    """t, imported from the NumPy array @a, is @a in place: its dtype and
+    @shape, a's strides, address and values."""
+    assert t.dtype == dtype
+    assert t.shape == shape
+    assert same_strides(a.shape, t.strides, a.strides)
+    assert t.data_ptr() == addr(a)
+    np.testing.assert_array_equal(to_numpy_values(t), a)
+
+
 @pytest.mark.parametrize("dtype", NUMPY_DLPACK_DTYPES)
 def test_from_dlpack_numpy_is_zero_copy(dtype):
     a = sample(dtype, (3, 4))
     t = cowstore.from_dlpack(a)
-    assert t.dtype == dtype
-    assert t.shape == (3, 4)
-    assert same_strides(a.shape, t.strides, a.strides)
-    assert t.data_ptr() == addr(a)
+    assert_imported_in_place(t, a, dtype, (3, 4))
     assert not t.is_read_only()
     assert t.is_pinned()  # a writable import is pinned for life
-    np.testing.assert_array_equal(to_numpy_values(t), a)
     # aliasing both ways: the producer's writes show, cowstore's reach it
     a[0, 0] = a[1, 1]
     assert t[0, 0].item() == a[1, 1].item()
@@ -81,11 +87,7 @@ def test_from_buffer_numpy_is_zero_copy(dtype):
     # 1.24 does not.
     a = sample(dtype, (2, 5))
     t = cowstore.from_buffer(a)
-    assert t.dtype == dtype
-    assert t.shape == (2, 5)
-    assert same_strides(a.shape, t.strides, a.strides)
-    assert t.data_ptr() == addr(a)
-    np.testing.assert_array_equal(to_numpy_values(t), a)
+    assert_imported_in_place(t, a, dtype, (2, 5))
 
 
 def test_numpy_bool_dlpack_export_is_refused_by_numpy():
