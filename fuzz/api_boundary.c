@@ -187,13 +187,13 @@ layout_errors(struct layout *l, size_t itemsize, int64_t *end)
 /* ------------------------------------------------------------------ */
 /* Tensors over external memory.                                        */
 
-static void
-count_deleter(void *data, size_t nbytes, void *ctx)
+void
+api_count_deleter(void *data, size_t nbytes, void *ctx)
 {
-	struct api_boundary *b = ctx;
+	unsigned *calls = ctx;
 
 	(void)nbytes;
-	b->deleter_calls++;
+	(*calls)++;
 	free(data);
 }
 
@@ -298,7 +298,8 @@ call_from_external(struct api_boundary *b, struct fuzz_input *in)
 		bad |= S(COW_EINVAL);
 	st = cow_tensor_from_external(data, dtype, l.ndim,
 	    l.null_sizes ? NULL : l.sizes, l.null_strides ? NULL : l.strides,
-	    l.offset, dk == D_OWNED ? count_deleter : NULL, b, flags,
+	    l.offset, dk == D_OWNED ? api_count_deleter : NULL,
+	    &b->deleter_calls, flags,
 	    capped ? b->capped : NULL, null_out ? NULL : &t);
 	if (!expect(b, st, bad ? bad : S(COW_OK) |
 	    (capped ? S(COW_ENOMEM) : 0), null_out ? SENTINEL : t)) {

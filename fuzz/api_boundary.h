@@ -42,4 +42,8 @@ void api_boundary_call(struct api_boundary *b, struct fuzz_input *in);
 /* Release everything and check that every deleter ran exactly once. */
 void api_boundary_fini(struct api_boundary *b);
 
+/* A deleter of malloc'd memory: frees @data and counts the call in the
+ * unsigned @ctx points to (fuzz_api's storages use it too). */
+void api_count_deleter(void *data, size_t nbytes, void *ctx);
+
 #endif

@@ -18,6 +18,7 @@ Written from the format alone (struct and json): 8 bytes little-endian N,
 N bytes of JSON, the data.
 """
 import json
+import math
 import os
 import struct
 import sys
@@ -31,13 +32,6 @@ VALID = os.path.join(HERE, "controls", "fuzz_safetensors_valid")
 SIZE = {"BOOL": 1, "U8": 1, "I8": 1, "I16": 2, "U16": 2, "I32": 4, "U32": 4,
         "I64": 8, "U64": 8, "F16": 2, "BF16": 2, "F32": 4, "F64": 8,
         "C64": 8}
-
-
-def numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 def pattern(name, nbytes, dtype):
@@ -71,7 +65,7 @@ def build(tensors, metadata=None, layout="aligned", pad=True):
         order.sort(key=lambda t: (-SIZE[t[1]], t[0]))
     offsets, data, pos = {}, b"", 0
     for name, dtype, shape in order:
-        nbytes = numel(shape) * SIZE[dtype]
+        nbytes = math.prod(shape) * SIZE[dtype]
         offsets[name] = [pos, pos + nbytes]
         data += pattern(name, nbytes, dtype)
         pos += nbytes

@@ -126,16 +126,6 @@ capped_free(void *state, void *ptr, size_t nbytes, size_t alignment)
 static const cow_allocator_ops_t capped_ops = {.alloc = capped_alloc,
     .free = capped_free};
 
-static void
-count_deleter(void *data, size_t nbytes, void *ctx)
-{
-	struct api *t = ctx;
-
-	(void)nbytes;
-	t->deleter_calls++;
-	free(data);
-}
-
 /* The status must be in @allowed; a failure must name the function. */
 static void
 expect(const struct api *t, cow_status_t st, unsigned allowed)
@@ -334,12 +324,12 @@ call_from_external(struct api *t, struct fuzz_input *in)
 	}
 	if (with_alloc)
 		st = cow_storage_from_external_with_allocator(data, nbytes,
-		    with_deleter ? count_deleter : NULL, t, flags,
-		    alloc_of(t, k), null_out ? NULL : &s);
+		    with_deleter ? api_count_deleter : NULL, &t->deleter_calls,
+		    flags, alloc_of(t, k), null_out ? NULL : &s);
 	else
 		st = cow_storage_from_external(data, nbytes,
-		    with_deleter ? count_deleter : NULL, t, flags,
-		    null_out ? NULL : &s);
+		    with_deleter ? api_count_deleter : NULL, &t->deleter_calls,
+		    flags, null_out ? NULL : &s);
 	if (null_out || (data == NULL && nbytes > 0) ||
 	    (flags & ~(unsigned)(COW_STORAGE_NOT_SHAREABLE |
 	    COW_STORAGE_READ_ONLY)) != 0)

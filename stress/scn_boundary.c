@@ -98,7 +98,9 @@
 #include "interop/dlpack_abi.h"
 
 #include "harness.h"
+#include "handoff.h"
 #include "ring.h"
+#include "strided_walk.h"
 
 #define BD_MAX_NDIM 2
 #define BD_HOPS 12        /* an item retires after this many hand-offs */
@@ -238,9 +240,7 @@ struct bd_ticket {
 };
 
 struct bd_state {
-	struct stress_ring *ring;
-	unsigned population;
-	uint64_t base_allocs;
+	struct stress_handoff h; /* first: stress_handoff_state_new */
 	cow_stats_t before;
 	/* Live counts. Synchronization: atomic. */
 	_Atomic int64_t objs, cells, stos, mems;
@@ -337,22 +337,7 @@ bd_view_dense(struct bd_view *v, int ndim, const int64_t *sizes,
 /* Visit the elements of @v in row-major order: k (their index) and pos
  * (their flat position). */
 #define BD_FOREACH(v, k, pos, body)                                         \
-	do {                                                                \
-		int64_t idx_[BD_MAX_NDIM] = {0};                            \
-		int64_t n_ = bd_numel(v);                                   \
-		for (int64_t k = 0; k < n_; k++) {                          \
-			int64_t pos = (v)->offset;                          \
-			stress_beat((uint64_t)k);                           \
-			for (int d_ = 0; d_ < (v)->ndim; d_++)              \
-				pos += idx_[d_] * (v)->strides[d_];         \
-			body;                                               \
-			for (int d_ = (v)->ndim - 1; d_ >= 0; d_--) {       \
-				if (++idx_[d_] < (v)->sizes[d_])            \
-					break;                              \
-				idx_[d_] = 0;                               \
-			}                                                   \
-		}                                                           \
-	} while (0)
+	STRIDED_FOREACH(v, bd_numel(v), k, pos, body)
 
 enum bd_vop { BD_NARROW, BD_SLICE, BD_TRANSPOSE, BD_SELECT };
 
@@ -1997,8 +1982,8 @@ bd_hand_off(struct stress_run *run, struct bd_state *st, struct bd_obj *o,
 	unsigned limit = o->kind == BD_ITEM ? BD_HOPS : BD_TICKET_HOPS;
 
 	if (o->hops++ < limit &&
-	    stress_ring_count(st->ring) < st->population &&
-	    stress_ring_put(st->ring, o)) {
+	    stress_ring_count(st->h.ring) < st->h.population &&
+	    stress_ring_put(st->h.ring, o)) {
 		atomic_fetch_add_explicit(&st->n_handoff, 1,
 		    memory_order_relaxed);
 		return;
@@ -2014,20 +1999,11 @@ bd_hand_off(struct stress_run *run, struct bd_state *st, struct bd_obj *o,
 static bool
 bd_setup(struct stress_run *run)
 {
-	struct bd_state *st = calloc(1, sizeof *st);
-	unsigned cap = 64;
+	struct bd_state *st = stress_handoff_state_new(sizeof *st,
+	    run->threads);
 
 	if (st == NULL)
 		return false;
-	st->population = 4 * run->threads;
-	while (cap < 2 * st->population)
-		cap *= 2;
-	st->ring = stress_ring_new(cap);
-	if (st->ring == NULL) {
-		free(st);
-		return false;
-	}
-	st->base_allocs = stress_default_live_allocs();
 	cow_stats_get(&st->before);
 	run->state = st;
 	return true;
@@ -2061,7 +2037,7 @@ bd_teardown(struct stress_run *run)
 	    stress_plural(p, "import", "imports"), b + m, n,
 	    stress_plural(n, "pin", "pins"), e, s,
 	    stress_plural(s, "snapshot", "snapshots"));
-	stress_ring_free(st->ring);
+	stress_ring_free(st->h.ring);
 	free(st);
 	run->state = NULL;
 }
@@ -2083,10 +2059,10 @@ bd_final_checks(struct stress_run *run, struct bd_state *st)
 	    PRId64 " harness buffers not given back (a deleter that never "
 	    "ran, or borrowed memory still referenced)",
 	    atomic_load(&st->mems));
-	stress_check(run, stress_default_live_allocs() == st->base_allocs,
+	stress_check(run, stress_default_live_allocs() == st->h.base_allocs,
 	    "live allocations after every tensor was released: %" PRIu64
 	    " (expected %" PRIu64 ")", stress_default_live_allocs(),
-	    st->base_allocs);
+	    st->h.base_allocs);
 	cow_stats_get(&now);
 	ext = now.external_copies - st->before.external_copies;
 	pinned = now.pinned_clones - st->before.pinned_clones;
@@ -2119,7 +2095,7 @@ bd_worker(struct stress_run *run, unsigned tid)
 			if (stress_rng_below(&rng, 10) == 0)
 				bd_hand_off(run, st, &bd_new(run, st, &rng)->o,
 				    &rng);
-			o = stress_ring_get(st->ring);
+			o = stress_ring_get(st->h.ring);
 			if (o == NULL)
 				o = &bd_new(run, st, &rng)->o;
 			if (o->kind == BD_ITEM)
@@ -2134,7 +2110,7 @@ bd_worker(struct stress_run *run, unsigned tid)
 	 * its pointer; then every item is checked and released, so that a
 	 * snapshot that shares bytes a pointer wrote is caught. */
 	stress_barrier(run);
-	while ((o = stress_ring_get(st->ring)) != NULL) {
+	while ((o = stress_ring_get(st->h.ring)) != NULL) {
 		if (o->kind == BD_ITEM) {
 			if (nmine == cap) {
 				cap = cap ? 2 * cap : 16;

@@ -38,7 +38,9 @@
 #include <cowstore/tensor.h>
 
 #include "harness.h"
+#include "handoff.h"
 #include "ring.h"
+#include "strided_walk.h"
 
 #define TM_MAX_NDIM 3
 #define TM_HOPS 12   /* an item retires after this many hand-offs */
@@ -74,10 +76,8 @@ struct tm_vspec {
 };
 
 struct tm_state {
-	struct stress_ring *ring;
-	unsigned population;       /* most items queued at once */
+	struct stress_handoff h;   /* first: stress_handoff_state_new */
 	_Atomic int64_t items;     /* live items */
-	uint64_t base_allocs;
 	_Atomic uint64_t n_lazy, n_view, n_write, n_read, n_reshape, n_clone;
 	_Atomic uint64_t n_handoff;
 };
@@ -128,24 +128,9 @@ tm_view_numel(const struct tm_view *v)
 	return n;
 }
 
-/* Visit every element of @v in row-major order: fn(array index). */
+/* Visit every element of @v in row-major order: pos (its array index). */
 #define TM_VIEW_FOREACH(v, pos, body)                                       \
-	do {                                                                \
-		int64_t idx_[TM_MAX_NDIM] = {0};                            \
-		int64_t n_ = tm_view_numel(v);                              \
-		for (int64_t k_ = 0; k_ < n_; k_++) {                       \
-			int64_t pos = (v)->offset;                          \
-			stress_beat((uint64_t)k_);                          \
-			for (int d_ = 0; d_ < (v)->ndim; d_++)              \
-				pos += idx_[d_] * (v)->strides[d_];         \
-			body;                                               \
-			for (int d_ = (v)->ndim - 1; d_ >= 0; d_--) {       \
-				if (++idx_[d_] < (v)->sizes[d_])            \
-					break;                              \
-				idx_[d_] = 0;                               \
-			}                                                   \
-		}                                                           \
-	} while (0)
+	STRIDED_FOREACH(v, tm_view_numel(v), k_, pos, body)
 
 /* The same view the library computes, by our own index math. */
 static void
@@ -410,8 +395,8 @@ static void
 tm_hand_off(struct tm_state *st, struct tm_item *it)
 {
 	if (it->hops++ >= TM_HOPS ||
-	    stress_ring_count(st->ring) >= st->population ||
-	    !stress_ring_put(st->ring, it)) {
+	    stress_ring_count(st->h.ring) >= st->h.population ||
+	    !stress_ring_put(st->h.ring, it)) {
 		tm_item_free(st, it);
 		return;
 	}
@@ -597,20 +582,11 @@ tm_clone(struct stress_run *run, struct tm_state *st, struct tm_item *it)
 static bool
 tm_setup(struct stress_run *run)
 {
-	struct tm_state *st = calloc(1, sizeof *st);
-	unsigned cap = 64;
+	struct tm_state *st = stress_handoff_state_new(sizeof *st,
+	    run->threads);
 
 	if (st == NULL)
 		return false;
-	st->population = 4 * run->threads;
-	while (cap < 2 * st->population)
-		cap *= 2;
-	st->ring = stress_ring_new(cap);
-	if (st->ring == NULL) {
-		free(st);
-		return false;
-	}
-	st->base_allocs = stress_default_live_allocs();
 	run->state = st;
 	return true;
 }
@@ -637,7 +613,7 @@ tm_teardown(struct stress_run *run)
 	    read, stress_plural(read, "read", "reads"),
 	    reshape, stress_plural(reshape, "reshape", "reshapes"),
 	    clone, stress_plural(clone, "clone", "clones"));
-	stress_ring_free(st->ring);
+	stress_ring_free(st->h.ring);
 	free(st);
 	run->state = NULL;
 }
@@ -656,7 +632,7 @@ tm_worker(struct stress_run *run, unsigned tid)
 		for (unsigned step = 0; step < TM_STEPS; step++) {
 			unsigned act;
 
-			it = stress_ring_get(st->ring);
+			it = stress_ring_get(st->h.ring);
 			if (it == NULL)
 				it = tm_item_new(run, st, &rng);
 			tm_verify(run, it->t, &it->ref, "received");
@@ -680,7 +656,7 @@ tm_worker(struct stress_run *run, unsigned tid)
 	}
 	/* Drain: every item is released, then every allocation is back. */
 	stress_barrier(run);
-	while ((it = stress_ring_get(st->ring)) != NULL) {
+	while ((it = stress_ring_get(st->h.ring)) != NULL) {
 		tm_verify(run, it->t, &it->ref, "drained");
 		tm_item_free(st, it);
 	}
@@ -691,9 +667,9 @@ tm_worker(struct stress_run *run, unsigned tid)
 		    "items unaccounted for after the drain: %" PRId64,
 		    atomic_load(&st->items));
 		stress_check(run, stress_default_live_allocs() ==
-		    st->base_allocs, "live allocations after every tensor "
+		    st->h.base_allocs, "live allocations after every tensor "
 		    "was released: %" PRIu64 " (expected %" PRIu64 ")",
-		    stress_default_live_allocs(), st->base_allocs);
+		    stress_default_live_allocs(), st->h.base_allocs);
 	}
 }
 

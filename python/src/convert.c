@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "pycow.h"
+#include "tensor/dtype.h"
 #include "tensor/shape.h"
 
 static const char *const formats[COW_DTYPE_COUNT] = {
@@ -268,25 +269,12 @@ pycow_int64_tuple(const int64_t *v, int n)
 	return tuple;
 }
 
-static bool
-dtype_is_complex(cow_dtype_t d)
-{
-	return d == COW_DTYPE_COMPLEX64 || d == COW_DTYPE_COMPLEX128;
-}
-
-static bool
-dtype_is_float(cow_dtype_t d)
-{
-	return d == COW_DTYPE_FLOAT16 || d == COW_DTYPE_BFLOAT16 ||
-	    d == COW_DTYPE_FLOAT32 || d == COW_DTYPE_FLOAT64;
-}
-
 PyObject *
 pycow_element(const cow_tensor_t *t, const int64_t *index)
 {
 	cow_dtype_t d = cow_tensor_dtype(t);
 
-	if (dtype_is_complex(d)) {
+	if (cow__dtype_is_complex(d)) {
 		/* Both parts: get_f64 gives only the real one. */
 		const char *p = cow_tensor_const_data(t);
 		if (p == NULL) {
@@ -309,7 +297,7 @@ pycow_element(const cow_tensor_t *t, const int64_t *index)
 		memcpy(v, p, sizeof v);
 		return PyComplex_FromDoubles(v[0], v[1]);
 	}
-	if (dtype_is_float(d)) {
+	if (cow__dtype_is_float(d)) {
 		double v;
 		if (pycow_check(cow_tensor_get_f64(t, index, &v)) < 0)
 			return NULL;
@@ -338,7 +326,7 @@ pycow_is_scalar(PyObject *obj)
 static bool
 takes_big_ints(cow_dtype_t dtype)
 {
-	return dtype_is_float(dtype) || dtype_is_complex(dtype) ||
+	return cow__dtype_is_float(dtype) || cow__dtype_is_complex(dtype) ||
 	    dtype == COW_DTYPE_BOOL;
 }
 

@@ -585,26 +585,29 @@ scalar_of(PyObject *self)
 	return pycow_item(self);
 }
 
+/* The item itself when exactly of @type, else @convert(item). */
+static PyObject *
+scalar_as(PyObject *self, PyTypeObject *type,
+    PyObject *(*convert)(PyObject *))
+{
+	PyObject *v = scalar_of(self);
+	if (v == NULL || Py_IS_TYPE(v, type))
+		return v;
+	PyObject *c = convert(v);
+	Py_DECREF(v);
+	return c;
+}
+
 static PyObject *
 nb_float(PyObject *self)
 {
-	PyObject *v = scalar_of(self);
-	if (v == NULL || PyFloat_CheckExact(v))
-		return v;
-	PyObject *f = PyNumber_Float(v);
-	Py_DECREF(v);
-	return f;
+	return scalar_as(self, &PyFloat_Type, PyNumber_Float);
 }
 
 static PyObject *
 nb_int(PyObject *self)
 {
-	PyObject *v = scalar_of(self);
-	if (v == NULL || PyLong_CheckExact(v))
-		return v;
-	PyObject *i = PyNumber_Long(v);
-	Py_DECREF(v);
-	return i;
+	return scalar_as(self, &PyLong_Type, PyNumber_Long);
 }
 
 static int

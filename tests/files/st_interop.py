@@ -26,6 +26,7 @@ CASE is one of the names `st_interop.py list` prints:
 Prints "st_interop CASE: N checks passed" or fails with an AssertionError.
 """
 import json
+import math
 import os
 import re
 import shutil
@@ -100,16 +101,9 @@ def put(name, data):
 INTS = {"U8", "I8", "I16", "U16", "I32", "U32", "I64", "U64"}
 
 
-def numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
 def values(dtype, shape, rng):
     """Bytes of random values of @dtype (finite, so that values compare)."""
-    n = numel(shape)
+    n = math.prod(shape)
     if dtype == "BOOL":
         return rng.integers(0, 2, n).astype(np.bool_).tobytes()
     if dtype in INTS:
@@ -131,7 +125,7 @@ def values(dtype, shape, rng):
 def strided_raw(base, itemsize, sizes, strides, offset):
     """The C-order bytes of a strided view of @base (bytes), by NumPy."""
     flat = np.frombuffer(base, st_spec.RAW[itemsize])
-    if numel(sizes) == 0:
+    if math.prod(sizes) == 0:
         return b""
     v = np.lib.stride_tricks.as_strided(
         flat[offset:], shape=sizes,
@@ -142,7 +136,7 @@ def strided_raw(base, itemsize, sizes, strides, offset):
 def same_values(dtype, shape, got, base, sizes, strides, offset):
     """The file's bytes @got hold the values of the view, compared as
     values of @dtype: numpy.frombuffer, or torch.frombuffer for BF16."""
-    if numel(shape) == 0:
+    if math.prod(shape) == 0:
         return got == b""
     if dtype == "BF16":
         t = torch()

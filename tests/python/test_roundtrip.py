@@ -31,6 +31,20 @@ def torch_sample(torch, dtype, shape, seed=0):
     return torch.from_numpy(sample(dtype, shape, seed))
 
 
+def import_unless_refused(from_dlpack, t, errors):
+    """from_dlpack(t), or None when it raises one of @errors: then the
+    capsule it did not consume ran the deleter when dropped, so t is
+    unpinned once the exception (whose traceback holds the consumer's frame
+    and the capsule) is gone."""
+    try:
+        return from_dlpack(t)
+    except errors:
+        pass
+    collect()
+    assert not t.is_pinned()
+    return None
+
+
 def cow_sample(dtype, shape, seed=0):
     """A cowstore tensor (its own memory) with sample()'s values."""
     if dtype == "bfloat16":
@@ -43,17 +57,23 @@ def cow_sample(dtype, shape, seed=0):
 # ---------------------------------------------------------------------------
 # NumPy -> cowstore
 
+def assert_imported_in_place(t, a, dtype, shape):
+    """t, imported from the NumPy array @a, is @a in place: its dtype and
+    @shape, a's strides, address and values."""
+    assert t.dtype == dtype
+    assert t.shape == shape
+    assert same_strides(a.shape, t.strides, a.strides)
+    assert t.data_ptr() == addr(a)
+    np.testing.assert_array_equal(to_numpy_values(t), a)
+
+
 @pytest.mark.parametrize("dtype", NUMPY_DLPACK_DTYPES)
 def test_from_dlpack_numpy_is_zero_copy(dtype):
     a = sample(dtype, (3, 4))
     t = cowstore.from_dlpack(a)
-    assert t.dtype == dtype
-    assert t.shape == (3, 4)
-    assert same_strides(a.shape, t.strides, a.strides)
-    assert t.data_ptr() == addr(a)
+    assert_imported_in_place(t, a, dtype, (3, 4))
     assert not t.is_read_only()
     assert t.is_pinned()  # a writable import is pinned for life
-    np.testing.assert_array_equal(to_numpy_values(t), a)
     # aliasing both ways: the producer's writes show, cowstore's reach it
     a[0, 0] = a[1, 1]
     assert t[0, 0].item() == a[1, 1].item()
@@ -67,11 +87,7 @@ def test_from_buffer_numpy_is_zero_copy(dtype):
     # 1.24 does not.
     a = sample(dtype, (2, 5))
     t = cowstore.from_buffer(a)
-    assert t.dtype == dtype
-    assert t.shape == (2, 5)
-    assert same_strides(a.shape, t.strides, a.strides)
-    assert t.data_ptr() == addr(a)
-    np.testing.assert_array_equal(to_numpy_values(t), a)
+    assert_imported_in_place(t, a, dtype, (2, 5))
 
 
 def test_numpy_bool_dlpack_export_is_refused_by_numpy():
@@ -148,18 +164,9 @@ def test_np_from_dlpack_cowstore_is_zero_copy(dtype):
 def test_np_from_dlpack_bool():
     # NumPy 1.24 may not import kDLBool; when it does, it must be zero copy.
     t = cowstore.tensor(np.array([True, False, True]))
-    try:
-        n = np.from_dlpack(t)
-    except (TypeError, BufferError, ValueError, RuntimeError):
-        refused = True
-    else:
-        refused = False
-    if refused:
-        # NumPy refused: the capsule was not consumed, so its destructor
-        # runs the deleter and t is unpinned (once the exception, whose
-        # traceback holds NumPy's frame and the capsule, is gone).
-        collect()
-        assert not t.is_pinned()
+    n = import_unless_refused(np.from_dlpack, t, (TypeError, BufferError,
+                                                   ValueError, RuntimeError))
+    if n is None:
         pytest.skip("this NumPy does not import bool through DLPack")
     assert n.dtype == np.bool_
     assert addr(n) == t.data_ptr()
@@ -316,17 +323,9 @@ def test_torch_bool_is_refused_by_torch_and_nothing_leaks(torch):
     # PyTorch 1.13 imports no kDLBool ("Unsupported code 6"): the capsule it
     # did not consume runs the deleter when dropped, and the pin goes.
     t = cowstore.tensor(np.array([True, False, True]))
-    try:
-        x = torch.from_dlpack(t)
-    except (RuntimeError, TypeError, BufferError):
-        refused = True
-    else:
-        refused = False
-    if refused:
-        # outside the except block: the traceback (torch's frame holds the
-        # capsule) is gone
-        collect()
-        assert not t.is_pinned()
+    x = import_unless_refused(torch.from_dlpack, t, (RuntimeError, TypeError,
+                                                     BufferError))
+    if x is None:
         assert t.tolist() == [True, False, True]
         return
     assert x.dtype == torch.bool

@@ -1,7 +1,8 @@
 /*
  * thread_test.h - helpers for the multi-threaded tests (plain programs
- * that print "N passed, N failed"): a thread's tally of its checks, and
- * reads of a tensor's elements and sum that return a sentinel on failure.
+ * that print "N passed, N failed"): a thread's tally of its checks, reads
+ * of a tensor's elements and sum that return a sentinel on failure, and the
+ * main of a program that runs over both functional backends.
  */
 #ifndef COW_THREAD_TEST_H
 #define COW_THREAD_TEST_H
@@ -11,6 +12,9 @@
 #include <stdio.h>
 
 #include <cowstore/cowstore.h>
+#include <cowstore/testing.h>
+
+#include "cow_test.h"
 
 /* One thread's checks. */
 struct thr_tally {
@@ -66,6 +70,33 @@ thr_sum(const cow_tensor_t *t)
 	(void)cow_tensor_get_f64(s, NULL, &v);
 	cow_tensor_release(s);
 	return v;
+}
+
+
+/* The main of a program that runs its checks over the strided and the
+ * opaque backend, then @more (if not NULL): each returns its failures and
+ * adds its passes to *passed. A byte left live in the default allocator
+ * is a failure. Prints "@name: N passed, N failed"; the exit status. */
+static inline int
+thr_backends_main(const char *name,
+    int (*run_backend)(const cow_backend_t *, int *), int (*more)(int *))
+{
+	uint64_t live0 =
+	    cow_test_alloc_stats(cow_allocator_default()).live_bytes;
+	int passed = 0, failed = 0;
+
+	failed += run_backend(cow_backend_strided(), &passed);
+	failed += run_backend(cow_backend_opaque_test(), &passed);
+	if (more != NULL)
+		failed += more(&passed);
+	if (cow_test_alloc_stats(cow_allocator_default()).live_bytes != live0) {
+		fprintf(stderr, "leak: %llu live bytes\n", (unsigned long long)
+		    (cow_test_alloc_stats(cow_allocator_default()).live_bytes -
+		    live0));
+		failed++;
+	}
+	printf("%s: %d passed, %d failed\n", name, passed, failed);
+	return failed == 0 ? 0 : 1;
 }
 
 #endif

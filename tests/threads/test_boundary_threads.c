@@ -175,26 +175,31 @@ mailbox_init(struct mailbox *b)
 	b->closed = false;
 }
 
+/* Once @b is empty: leave @item in it, or close it if @close. */
 static void
-mailbox_put(struct mailbox *b, void *item)
+mailbox_post(struct mailbox *b, void *item, bool close)
 {
 	pthread_mutex_lock(&b->lock);
 	while (b->item != NULL)
 		pthread_cond_wait(&b->cond, &b->lock);
-	b->item = item;
+	if (close)
+		b->closed = true;
+	else
+		b->item = item;
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
 }
 
 static void
+mailbox_put(struct mailbox *b, void *item)
+{
+	mailbox_post(b, item, false);
+}
+
+static void
 mailbox_close(struct mailbox *b)
 {
-	pthread_mutex_lock(&b->lock);
-	while (b->item != NULL)
-		pthread_cond_wait(&b->cond, &b->lock);
-	b->closed = true;
-	pthread_cond_broadcast(&b->cond);
-	pthread_mutex_unlock(&b->lock);
+	mailbox_post(b, NULL, true);
 }
 
 /* NULL once closed and empty. */

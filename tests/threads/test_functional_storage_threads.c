@@ -243,19 +243,6 @@ run_backend(const cow_backend_t *be, int *passed)
 int
 main(void)
 {
-	uint64_t live0 =
-	    cow_test_alloc_stats(cow_allocator_default()).live_bytes;
-	int passed = 0, failed = 0;
-
-	failed += run_backend(cow_backend_strided(), &passed);
-	failed += run_backend(cow_backend_opaque_test(), &passed);
-	if (cow_test_alloc_stats(cow_allocator_default()).live_bytes != live0) {
-		fprintf(stderr, "leak: %llu live bytes\n", (unsigned long long)
-		    (cow_test_alloc_stats(cow_allocator_default()).live_bytes -
-		    live0));
-		failed++;
-	}
-	printf("functional_storage_threads: %d passed, %d failed\n", passed,
-	    failed);
-	return failed == 0 ? 0 : 1;
+	return thr_backends_main("functional_storage_threads", run_backend,
+	    NULL);
 }

@@ -181,19 +181,6 @@ run_trace_exit(int *passed)
 int
 main(void)
 {
-	uint64_t live0 =
-	    cow_test_alloc_stats(cow_allocator_default()).live_bytes;
-	int passed = 0, failed = 0;
-
-	failed += run_backend(cow_backend_strided(), &passed);
-	failed += run_backend(cow_backend_opaque_test(), &passed);
-	failed += run_trace_exit(&passed);
-	if (cow_test_alloc_stats(cow_allocator_default()).live_bytes != live0) {
-		fprintf(stderr, "leak: %llu live bytes\n", (unsigned long long)
-		    (cow_test_alloc_stats(cow_allocator_default()).live_bytes -
-		    live0));
-		failed++;
-	}
-	printf("functional_threads: %d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return thr_backends_main("functional_threads", run_backend,
+	    run_trace_exit);
 }
