@@ -61,7 +61,7 @@ cow__dtype_is_complex(cow_dtype_t dtype)
 }
 
 /* COW_EINVAL naming @func and the value when @dtype is unknown. */
-cow_status_t cow__dtype_check(cow_dtype_t dtype, const char *func);
+cow_status_t cow__dtype_check(cow_dtype_t dtype);
 
 static inline cow__value_t
 cow__value_f64(double x)

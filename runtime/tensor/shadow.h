@@ -101,6 +101,6 @@ cow__shadow_write_end(cow_tensor_t *t, const struct cow__shadow_write *w,
  * leaves the storage as it was. A read of @t.
  */
 cow_status_t cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
-    cow_tensor_t **out, const char *func);
+    cow_tensor_t **out);
 
 #endif

@@ -67,7 +67,7 @@ struct cow_tensor_s {
 
 /* An uninitialised tensor struct from @alloc (COW_ENOMEM naming @func
  * gives NULL). Free it with cow__tensor_free() until it is initialised. */
-cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc, const char *func);
+cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc);
 void cow__tensor_free(cow_tensor_t *t);
 
 /* A layout: sizes, strides and offset in elements. */
@@ -115,14 +115,14 @@ void cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage,
  * COW_ENOMEM (message naming @func) on failure.
  */
 cow_status_t cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out);
 
 /*
  * A view of @base: cow__tensor_new() over @base's storage with @base's
  * dtype, sharing @base's shadow storage (one more reference on it).
  */
 cow_status_t cow__tensor_new_view(const cow_tensor_t *base,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out);
 
 /*
  * A new contiguous tensor on a new zero-filled private storage. Validates
@@ -130,8 +130,7 @@ cow_status_t cow__tensor_new_view(const cow_tensor_t *base,
  * @alloc NULL means the default allocator.
  */
 cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
-    const char *func);
+    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out);
 
 /*
  * cow__tensor_new_contiguous without the zero fill: for a kernel's output,
@@ -140,8 +139,7 @@ cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
  * the tensor unseen.
  */
 cow_status_t cow__tensor_new_output(cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
-    const char *func);
+    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out);
 
 /*
  * cow_tensor_from_external (tensor.h) with errors naming @func; *out must
@@ -207,17 +205,16 @@ const char *cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
 
 /* Normalise @dim (negative counts from the end) into [0, ndim). COW_ERANGE
  * names the dimension and the valid range. */
-cow_status_t cow__wrap_dim(int dim, int ndim, int *out, const char *func);
+cow_status_t cow__wrap_dim(int dim, int ndim, int *out);
 
 /* Check the element index @index (NULL allowed for 0-d) against @t's sizes,
  * negative entries counting from the end; write it normalised to @idx.
  * COW_EINVAL (NULL index) or COW_ERANGE, named after @func. */
 cow_status_t cow__index_check(const cow_tensor_t *t, const int64_t *index,
-    int64_t *idx, const char *func);
+    int64_t *idx);
 
 /* COW_EINVAL naming @func and @name when @p is NULL. */
-cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name,
-    const char *func);
+cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name);
 
 /* Debug borrow check on the last release (maybe_owned.c): aborts when a
  * recorded borrow of @t is outstanding. Without COW_DEBUG_BORROWS it
