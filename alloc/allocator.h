@@ -90,7 +90,7 @@ void cow__free_slow(cow_allocator_t *a, void *ptr, size_t nbytes);
 
 /*
  * Allocate @nbytes (> 0) aligned to COW_MIN_ALIGNMENT, counted. Returns NULL
- * on failure and sets cow_last_error() naming @func. Inline: a small block
+ * on failure and records the error (core/error.h). Inline: a small block
  * from the calling thread's cache (alloc/cache.h) costs a budget check, a
  * list pop and two per-thread counter adds.
  */

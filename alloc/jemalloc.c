@@ -149,9 +149,10 @@ static cow_status_t
 jemalloc_trim(cow_allocator_t *self)
 {
 	(void)self;
+	/* Named by this function, not by cow_allocator_trim. */
 	if (jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
-		return cow__error(COW_ENOTSUP,
-		    "mallctl(\"arena.%u.purge\") failed", jemalloc_arena);
+		return COW__NAMED(cow__error(COW_ENOTSUP,
+		    "mallctl(\"arena.%u.purge\") failed", jemalloc_arena));
 	return COW_OK;
 }
 

@@ -40,6 +40,8 @@ dup_string(const char *s, size_t *bytes)
 
 	if (p != NULL)
 		memcpy(p, s, n);
+	else /* named so under cow_safetensors_save_start too */
+		(void)cow__named(COW_ENOMEM, "cow_safetensors_save");
 	*bytes = n;
 	return p;
 }
@@ -287,9 +289,11 @@ split_dir(struct st_save *w)
 	    (size_t)(slash - w->path);
 
 	w->dir_bytes = n + 1;
-	if ((w->dir = cow__alloc(cow_allocator_default(),
-	    w->dir_bytes)) == NULL)
+	if ((w->dir = cow__alloc(cow_allocator_default(), w->dir_bytes)) ==
+	    NULL) {
+		(void)cow__named(COW_ENOMEM, "cow_safetensors_save");
 		return false;
+	}
 	memcpy(w->dir, slash == NULL ? "." : w->path, n);
 	w->dir[n] = '\0';
 	return true;

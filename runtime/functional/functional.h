@@ -88,8 +88,9 @@ struct cow__fn_scalar {
 /*
  * What a backend computes. Every function makes a NEW value (its inputs
  * are immutable), validates nothing the layer has already validated, and
- * on failure returns the status with the message naming @func. Shapes
- * given are the result's.
+ * on failure returns the status with the message recorded. @func: the
+ * public function, for a reshape-alias event (tensor.h). Shapes given are
+ * the result's.
  */
 struct cow__backend_ops {
 	/* A value holding @t's elements (@t plain). @owned: the caller hands

@@ -124,8 +124,9 @@ cow__fn_trace(const char *fmt, ...)
 	va_end(ap);
 	n = strlen(buf) + 1;
 	if ((tr->len == tr->cap && !trace_grow(tr)) ||
-	    (line = cow__alloc(tr->alloc, n)) ==
-	    NULL) {
+	    (line = cow__alloc(tr->alloc, n)) == NULL) {
+		/* The op goes on; the message names the trace. */
+		(void)cow__named(COW_ENOMEM, "cow_functional_trace");
 		tr->complete = false;
 		return;
 	}

@@ -160,7 +160,7 @@ void cow__snap_persist_before_write(struct cow__snap_group *g);
 /*
  * A save in three steps, for a layer that wraps it (a file: files/):
  * begin (everything that can fail before a byte is written; registers the
- * save and takes a reference on @snap; errors name @func), run (on any
+ * save and takes a reference on @snap), run (on any
  * thread), end (unregister, release, free; its status and message). A
  * failure of the wrapping layer's own is recorded with
  * cow__snap_save_fail: the first failure wins, from any thread.

@@ -45,7 +45,7 @@ cow__buffer_may_write(const cow__buffer_t *buf, bool home)
 }
 
 /* A buffer of @nbytes from @alloc, owned through the allocator. Returns
- * COW_ENOMEM (message naming @func) on failure. nbytes 0 gives no data. */
+ * COW_ENOMEM on failure. nbytes 0 gives no data. */
 cow_status_t cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes,
     cow__buffer_t *out);
 

@@ -65,7 +65,7 @@ typedef struct cow__shadow_state {
 } cow__shadow_state_t;
 
 /* A new shadow with one reference and generation @generation, from @alloc;
- * NULL (COW_ENOMEM naming @func) on failure. */
+ * NULL (COW_ENOMEM) on failure. */
 cow__shadow_t *cow__shadow_new(cow_allocator_t *alloc, uint64_t generation);
 
 /* Add a reference; the caller holds one. */
@@ -89,7 +89,7 @@ cow__shadow_generation_set(cow__shadow_t *sh, uint64_t generation)
 }
 
 /* A new simulation state (generations 0, nothing warned) from @alloc;
- * NULL (COW_ENOMEM naming @func) on failure. */
+ * NULL (COW_ENOMEM) on failure. */
 cow__shadow_state_t *cow__shadow_state_new(cow_allocator_t *alloc);
 
 /* Free a state that no storage holds, or the one of a storage being freed.

@@ -316,12 +316,12 @@ storage_copy_private(cow_storage_t *storage)
 	return COW_OK;
 }
 
-static cow_status_t storage_own(cow_storage_t *storage, const char *func);
+static cow_status_t storage_own(cow_storage_t *storage);
 
 /* storage_own for a storage with write hooks: they run around the
  * materialisation (out of line: the common write has none). */
 static __attribute__((noinline)) cow_status_t
-storage_own_hooked(cow_storage_t *storage, const char *func)
+storage_own_hooked(cow_storage_t *storage)
 {
 	struct cow__write_hook *list = hooks_take(storage), *h;
 	const void *before;
@@ -330,7 +330,7 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 	for (h = list; h != NULL; h = h->next)
 		h->ops->before_write(h);
 	before = storage->data;
-	if ((st = storage_own(storage, func)) != COW_OK) {
+	if ((st = storage_own(storage)) != COW_OK) {
 		/* Nothing changed: the hooks wait for the next write. (The
 		 * write holds the storage alone: no add runs meanwhile.) */
 		storage->hooks = list;
@@ -343,10 +343,10 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 	return COW_OK;
 }
 
-/* Make @storage private and writable (errors name @func): materialise a
+/* Make @storage private and writable: materialise a
  * COW storage; copy the memory of a private one it may not write. */
 static cow_status_t
-storage_own(cow_storage_t *storage, const char *func)
+storage_own(cow_storage_t *storage)
 {
 	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
 	bool home = (storage->flags & COW__STORAGE_HOME) != 0;
@@ -354,7 +354,7 @@ storage_own(cow_storage_t *storage, const char *func)
 	cow_status_t st;
 
 	if (__builtin_expect(storage->hooks != NULL, 0))
-		return storage_own_hooked(storage, func);
+		return storage_own_hooked(storage);
 	if (ctx != NULL) {
 		COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 		COW__FAULT_POINT(materialize,
@@ -381,7 +381,7 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 
 	COW__RETURN_IF_NULL(storage);
 	COW__RETURN_IF_NULL(ptr);
-	if ((st = storage_own(storage, __func__)) != COW_OK)
+	if ((st = storage_own(storage)) != COW_OK)
 		return COW__NAMED(st);
 	*ptr = storage->data;
 	return COW_OK;
@@ -391,11 +391,11 @@ cow_status_t
 cow_storage_materialize(cow_storage_t *storage)
 {
 	COW__RETURN_IF_NULL(storage);
-	return COW__NAMED(storage_own(storage, __func__));
+	return COW__NAMED(storage_own(storage));
 }
 
 cow_status_t
-cow__storage_pin(cow_storage_t *storage, void **ptr, const char *func)
+cow__storage_pin(cow_storage_t *storage, void **ptr)
 {
 	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
 	unsigned shares;
@@ -410,7 +410,7 @@ cow__storage_pin(cow_storage_t *storage, void **ptr, const char *func)
 		return cow__error(COW_EBUSY, "the borrowed memory is "
 		    "still shared by %u lazy clone(s) taken before the pin: "
 		    "release them, or pin before cloning", shares - 1);
-	if ((st = storage_own(storage, func)) != COW_OK)
+	if ((st = storage_own(storage)) != COW_OK)
 		return st;
 	cow__pin_get(&storage->pins);
 	*ptr = storage->data;
@@ -422,7 +422,7 @@ cow_storage_pin(cow_storage_t *storage, void **ptr)
 {
 	COW__RETURN_IF_NULL(storage);
 	COW__RETURN_IF_NULL(ptr);
-	return COW__NAMED(cow__storage_pin(storage, ptr, __func__));
+	return COW__NAMED(cow__storage_pin(storage, ptr));
 }
 
 cow_status_t

@@ -56,7 +56,7 @@ write_access(cow_tensor_t *t, bool pin, char **out, const char *func)
 	    (st = cow__shadow_write_begin(t, &w, func)) != COW_OK)
 		return st;
 	if (pin) {
-		if ((st = cow__storage_pin(t->storage, &base, func)) != COW_OK)
+		if ((st = cow__storage_pin(t->storage, &base)) != COW_OK)
 			return st;
 	} else if ((st = cow_storage_mutable_data(t->storage, &base)) !=
 	    COW_OK) {
@@ -108,6 +108,16 @@ cow_tensor_read_data(const cow_tensor_t *t, const void **out)
 	return COW__NAMED(t->impl->read_data(t, out, __func__));
 }
 
+/* cow_tensor_const_data's failure, named. A call of its own: naming inline
+ * (cow__named, or cow__error_name itself) gave the fast path a frame or an
+ * extra load (26-29 instructions per call against 25,
+ * scripts/instr-counts.sh). */
+static __attribute__((noinline, cold)) void
+const_data_failed(cow_status_t st, const char *func)
+{
+	(void)cow__named(st, func);
+}
+
 /* cow_tensor_const_data of a non-strided tensor, through its table, kept
  * out of line: inline, its frame costs the strided path 4 instructions (29
  * per call against 25, scripts/instr-counts.sh). */
@@ -118,7 +128,7 @@ table_const_data(const cow_tensor_t *t, const char *func)
 	cow_status_t st;
 
 	if ((st = t->impl->read_data(t, &p, func)) != COW_OK) {
-		(void)cow__named(st, func);
+		const_data_failed(st, func);
 		return NULL;
 	}
 	return p;
@@ -136,7 +146,7 @@ cow_tensor_const_data(const cow_tensor_t *t)
 	if (t == NULL)
 		return NULL;
 	if ((st = cow__tensor_read_data(t, &p, __func__)) != COW_OK) {
-		(void)COW__NAMED(st);
+		const_data_failed(st, __func__);
 		return NULL;
 	}
 	return p;

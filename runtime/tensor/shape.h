@@ -1,7 +1,7 @@
 /*
  * shape.h - shape and layout arithmetic shared by creation, views, reshape
- * and ops. Every function that can fail sets the error message naming
- * @func and the offending value.
+ * and ops. Every function that can fail records an error message naming
+ * the offending value.
  */
 #ifndef COW_TENSOR_SHAPE_H
 #define COW_TENSOR_SHAPE_H

@@ -77,7 +77,7 @@ const char *cow__step_kind_name(enum cow__step_kind kind);
 
 /*
  * Validate the step @s against its parent's layout *@l, with the errors
- * and messages of the view function @func, normalise its arguments in
+ * and messages of its view function, normalise its arguments in
  * place, and turn *@l into the result's layout. On failure *@l is
  * unchanged. @itemsize and @nbytes (the bytes an as_strided layout must
  * stay inside: the storage's, or a functional group's base) bound the
