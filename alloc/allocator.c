@@ -65,8 +65,7 @@ is_power_of_two(size_t x)
 }
 
 static void *
-alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
-    bool zeroed)
+alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment, bool zeroed)
 {
 	void *p;
 

@@ -119,8 +119,7 @@ cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 }
 
 static cow_status_t
-fault_state_of(cow_allocator_t *a,
-    struct fault_state **out)
+fault_state_of(cow_allocator_t *a, struct fault_state **out)
 {
 	if (a == NULL || a->ops != &fault_ops)
 		return cow__error(COW_EINVAL,

@@ -415,8 +415,7 @@ format_error(const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return cow__error(COW_EFORMAT, "%s: %s", path,
-	    msg);
+	return cow__error(COW_EFORMAT, "%s: %s", path, msg);
 }
 
 static int
@@ -550,8 +549,7 @@ io_error(const char *call, const char *path)
 {
 	int err = errno;
 
-	return cow__error(COW_EIO, "%s(\"%s\"): %s",
-	    call, path, strerror(err));
+	return cow__error(COW_EIO, "%s(\"%s\"): %s", call, path, strerror(err));
 }
 
 /* Read @n bytes at @off of @fd into @buf; -1 with errno, or the bytes

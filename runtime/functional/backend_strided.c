@@ -298,8 +298,7 @@ s_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 
 	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r)) != COW_OK)
 		return st;
-	return s_done(cow__kernel_neg(r, a->strided, func), r, a->alloc,
-	    out);
+	return s_done(cow__kernel_neg(r, a->strided, func), r, a->alloc, out);
 }
 
 static cow_status_t

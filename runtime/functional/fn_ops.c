@@ -352,8 +352,7 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 
 /* Validation of dst = dst op other / dst = other, as the kernels do. */
 static cow_status_t
-check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
-    bool same_dtype)
+check_into(const cow_tensor_t *dst, const cow_tensor_t *other, bool same_dtype)
 {
 	int64_t bs[COW__FN_MAXD];
 	cow_status_t st;
@@ -476,7 +475,7 @@ cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
 	    &ndim, sizes)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes,
 	    cow_dtype_size(cow__binop_result_dtype(op, a->dtype)), NULL,
-	NULL)) != COW_OK)
+	    NULL)) != COW_OK)
 		return st;
 	if ((st = current_value(a, be, &va, func)) != COW_OK)
 		return st;

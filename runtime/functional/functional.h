@@ -152,8 +152,7 @@ extern const struct cow_backend_s cow__backend_opaque;
 
 /* A new value struct (refcount 1, a fresh id) for @be with the shape. */
 struct cow__fval *cow__fval_new(const cow_backend_t *be,
-    cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
-    const int64_t *sizes);
+    cow_allocator_t *alloc, cow_dtype_t dtype, int ndim, const int64_t *sizes);
 void cow__fval_free_struct(struct cow__fval *v);
 void cow__fval_retain(struct cow__fval *v);
 void cow__fval_release(struct cow__fval *v);

@@ -252,8 +252,7 @@ layout_is(const struct cow__layout *l, const cow_tensor_t *t)
  */
 static cow_status_t
 member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
-    struct cow__view_step *s, struct cow__fn_path **out,
-    struct cow__layout *l)
+    struct cow__view_step *s, struct cow__fn_path **out, struct cow__layout *l)
 {
 	struct cow__layout in;
 	cow_status_t st;

@@ -229,8 +229,7 @@ cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_storage_t **out)
 {
 	return COW__NAMED(cow__storage_external(data, nbytes, deleter,
-	    deleter_ctx, flags,
-	    NULL, out));
+	    deleter_ctx, flags, NULL, out));
 }
 
 cow_status_t
@@ -239,8 +238,7 @@ cow_storage_from_external_with_allocator(void *data, size_t nbytes,
     cow_allocator_t *allocator, cow_storage_t **out)
 {
 	return COW__NAMED(cow__storage_external(data, nbytes, deleter,
-	    deleter_ctx, flags,
-	    allocator, out));
+	    deleter_ctx, flags, allocator, out));
 }
 
 void

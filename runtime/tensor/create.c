@@ -148,8 +148,7 @@ cow__strided_create(const struct cow__create *c, cow_tensor_t **out,
 	case COW__CREATE_OVER_STORAGE:
 		return strided_from_storage(c, out);
 	}
-	return cow__error(COW_EINVAL, "unknown creation %d",
-	    (int)c->kind);
+	return cow__error(COW_EINVAL, "unknown creation %d", (int)c->kind);
 }
 
 cow_status_t

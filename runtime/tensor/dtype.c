@@ -71,8 +71,7 @@ cow_status_t
 cow__dtype_check(cow_dtype_t dtype)
 {
 	if (!cow__dtype_valid(dtype))
-		return cow__error(COW_EINVAL, "unknown dtype %d",
-		    (int)dtype);
+		return cow__error(COW_EINVAL, "unknown dtype %d", (int)dtype);
 	return COW_OK;
 }
 

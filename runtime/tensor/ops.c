@@ -147,8 +147,7 @@ cow__strided_binary(enum cow__binop op, const cow_tensor_t *a,
 	    (st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
 	    &ndim, sizes)) != COW_OK ||
 	    (st = cow__tensor_new_output(cow__binop_result_dtype(op, a->dtype),
-	    ndim, sizes,
-	    cow__tensor_allocator(a), &r)) != COW_OK)
+	    ndim, sizes, cow__tensor_allocator(a), &r)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_binary(op, r, a, b, func)) != COW_OK) {
 		cow_tensor_release(r);

@@ -122,8 +122,7 @@ cow__layout_overlaps(int ndim, const int64_t *sizes, const int64_t *strides,
 	reach = 0;
 	for (int i = 0; i < n; i++) {
 		if (st[i] <= reach)
-			return overlap_exact(n, sz, st, numel, alloc,
-			    overlaps);
+			return overlap_exact(n, sz, st, numel, alloc, overlaps);
 		reach += st[i] * (sz[i] - 1);
 	}
 	return COW_OK;

@@ -91,8 +91,7 @@ cow_status_t cow__broadcast_shape(int andim, const int64_t *asizes,
  * both shapes when it cannot be broadcast.
  */
 cow_status_t cow__broadcast_strides(int ndim, const int64_t *sizes,
-    const int64_t *strides, int tndim, const int64_t *tsizes,
-    int64_t *out);
+    const int64_t *strides, int tndim, const int64_t *tsizes, int64_t *out);
 
 /*
  * The bytes a layout reaches from the start of its storage: the byte just

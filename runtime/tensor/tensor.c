@@ -201,8 +201,7 @@ cow_status_t
 cow__check_tensor(const cow_tensor_t *t, const char *name)
 {
 	if (t == NULL)
-		return cow__error(COW_EINVAL, "argument '%s' is NULL",
-		    name);
+		return cow__error(COW_EINVAL, "argument '%s' is NULL", name);
 	return COW_OK;
 }
 

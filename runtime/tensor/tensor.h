@@ -65,7 +65,8 @@ struct cow_tensor_s {
 	int64_t strides[COW_TENSOR_MAX_NDIM]; /* in elements, >= 0 */
 };
 
-/* An uninitialised tensor struct from @alloc (NULL on COW_ENOMEM). Free it with cow__tensor_free() until it is initialised. */
+/* An uninitialised tensor struct from @alloc (NULL on COW_ENOMEM). Free it
+ * with cow__tensor_free() until it is initialised. */
 cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc);
 void cow__tensor_free(cow_tensor_t *t);
 

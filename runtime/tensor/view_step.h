@@ -280,8 +280,7 @@ cow__step_check_view(const struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_select(struct cow__view_step *s,
-    const struct cow__layout *in)
+cow__step_check_select(struct cow__view_step *s, const struct cow__layout *in)
 {
 	cow_status_t st;
 	int64_t size;
@@ -301,8 +300,7 @@ cow__step_check_select(struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_slice(struct cow__view_step *s,
-    const struct cow__layout *in)
+cow__step_check_slice(struct cow__view_step *s, const struct cow__layout *in)
 {
 	cow_status_t st;
 	int64_t size;
@@ -323,8 +321,7 @@ cow__step_check_slice(struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_narrow(struct cow__view_step *s,
-    const struct cow__layout *in)
+cow__step_check_narrow(struct cow__view_step *s, const struct cow__layout *in)
 {
 	cow_status_t st;
 	int64_t size;
@@ -405,8 +402,7 @@ cow__step_check_expand(struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_diagonal(struct cow__view_step *s,
-    const struct cow__layout *in)
+cow__step_check_diagonal(struct cow__view_step *s, const struct cow__layout *in)
 {
 	int64_t n1, n2, off = s->a;
 	cow_status_t st;
