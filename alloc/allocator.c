@@ -65,8 +65,7 @@ is_power_of_two(size_t x)
 }
 
 static void *
-alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
-    bool zeroed, const char *func)
+alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment, bool zeroed)
 {
 	void *p;
 
@@ -76,7 +75,7 @@ alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 	 * never maps, let alone touches, a page). */
 	if (!cow__budget_charge(&a->budget, nbytes)) {
 		cow__atomic_add_relaxed(&a->failures, 1);
-		cow__error(COW_ENOMEM, func,
+		cow__error(COW_ENOMEM,
 		    "allocator '%s' refused %zu bytes: over its limit of "
 		    "%llu bytes (%llu in use; cow_allocator_set_limit)",
 		    a->name, nbytes,
@@ -96,7 +95,7 @@ alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 	if (p == NULL) {
 		cow__budget_uncharge(&a->budget, nbytes);
 		cow__atomic_add_relaxed(&a->failures, 1);
-		cow__error(COW_ENOMEM, func,
+		cow__error(COW_ENOMEM,
 		    "allocator '%s' could not allocate %zu bytes", a->name,
 		    nbytes);
 		return NULL;
@@ -106,15 +105,15 @@ alloc_aligned(cow_allocator_t *a, size_t nbytes, size_t alignment,
 }
 
 void *
-cow__alloc_slow(cow_allocator_t *a, size_t nbytes, const char *func)
+cow__alloc_slow(cow_allocator_t *a, size_t nbytes)
 {
-	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, false, func);
+	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, false);
 }
 
 void *
-cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func)
+cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes)
 {
-	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, true, func);
+	return alloc_aligned(a, nbytes, COW_MIN_ALIGNMENT, true);
 }
 
 void
@@ -135,12 +134,12 @@ cow_allocator_new(const cow_allocator_ops_t *ops, void *state,
 	COW__RETURN_IF_NULL(name);
 	COW__RETURN_IF_NULL(out);
 	if (ops->alloc == NULL || ops->free == NULL)
-		return cow__error(COW_EINVAL, __func__,
-		    "ops->%s is NULL", ops->alloc == NULL ? "alloc" : "free");
+		return COW__NAMED(cow__error(COW_EINVAL,
+		    "ops->%s is NULL", ops->alloc == NULL ? "alloc" : "free"));
 	a = malloc(sizeof *a);
 	if (a == NULL)
-		return cow__error(COW_ENOMEM, __func__,
-		    "could not allocate the handle for '%s'", name);
+		return COW__NAMED(cow__error(COW_ENOMEM,
+		    "could not allocate the handle for '%s'", name));
 	cow__allocator_init(a, ops, state, name, false, COW__BUDGET_NO_LIMIT,
 	    COW__BUDGET_NO_SLOT);
 	*out = a;
@@ -154,16 +153,16 @@ cow_allocator_destroy(cow_allocator_t *allocator)
 
 	COW__RETURN_IF_NULL(allocator);
 	if (allocator->builtin)
-		return cow__error(COW_EINVAL, __func__,
+		return COW__NAMED(cow__error(COW_EINVAL,
 		    "allocator '%s' is built in and is never destroyed",
-		    allocator->name);
+		    allocator->name));
 	cow_allocator_stats(allocator, &st);
 	if (st.live_allocs != 0)
-		return cow__error(COW_EBUSY, __func__,
+		return COW__NAMED(cow__error(COW_EBUSY,
 		    "allocator '%s' still has %llu live allocations "
 		    "(%llu bytes)", allocator->name,
 		    (unsigned long long)st.live_allocs,
-		    (unsigned long long)st.live_bytes);
+		    (unsigned long long)st.live_bytes));
 	if (allocator->state_free != NULL)
 		allocator->state_free(allocator->state);
 	cow__allocator_fini(allocator);
@@ -204,7 +203,8 @@ cow_allocator_trim(cow_allocator_t *allocator)
 	COW__RETURN_IF_NULL(allocator);
 	if (allocator->cache_ok)
 		cow__cache_flush();
-	return allocator->trim != NULL ? allocator->trim(allocator) : COW_OK;
+	return COW__NAMED(allocator->trim != NULL ? allocator->trim(allocator) :
+	    COW_OK);
 }
 
 cow_status_t
@@ -212,10 +212,10 @@ cow_allocator_set_retain_limit(cow_allocator_t *allocator, size_t bytes)
 {
 	COW__RETURN_IF_NULL(allocator);
 	if (allocator->set_retain_limit == NULL)
-		return cow__error(COW_ENOTSUP, __func__,
+		return COW__NAMED(cow__error(COW_ENOTSUP,
 		    "allocator '%s' has no retention to limit",
-		    allocator->name);
-	return allocator->set_retain_limit(allocator, bytes);
+		    allocator->name));
+	return COW__NAMED(allocator->set_retain_limit(allocator, bytes));
 }
 
 cow_status_t
@@ -260,21 +260,25 @@ void *
 cow_allocator_alloc(cow_allocator_t *allocator, size_t nbytes,
     size_t alignment)
 {
+	void *p;
+
 	if (allocator == NULL || nbytes == 0 ||
 	    !is_power_of_two(alignment)) {
-		cow__error(COW_EINVAL, __func__,
+		(void)COW__NAMED(cow__error(COW_EINVAL,
 		    "allocator %p, nbytes %zu, alignment %zu: need a handle, "
 		    "nbytes > 0 and a power-of-two alignment",
-		    (void *)allocator, nbytes, alignment);
+		    (void *)allocator, nbytes, alignment));
 		return NULL;
 	}
 	if (nbytes > (size_t)PTRDIFF_MAX) {
-		cow__error(COW_EOVERFLOW, __func__,
+		(void)COW__NAMED(cow__error(COW_EOVERFLOW,
 		    "nbytes %zu exceeds the maximum %zu", nbytes,
-		    (size_t)PTRDIFF_MAX);
+		    (size_t)PTRDIFF_MAX));
 		return NULL;
 	}
-	return alloc_aligned(allocator, nbytes, alignment, false, __func__);
+	if ((p = alloc_aligned(allocator, nbytes, alignment, false)) == NULL)
+		(void)COW__NAMED(COW_ENOMEM);
+	return p;
 }
 
 void

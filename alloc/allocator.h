@@ -85,17 +85,17 @@ cow__alloc_count(cow_allocator_t *a, enum cow__alloc_counter what,
 }
 
 /* cow__alloc and cow__free past their cached fast path (allocator.c). */
-void *cow__alloc_slow(cow_allocator_t *a, size_t nbytes, const char *func);
+void *cow__alloc_slow(cow_allocator_t *a, size_t nbytes);
 void cow__free_slow(cow_allocator_t *a, void *ptr, size_t nbytes);
 
 /*
  * Allocate @nbytes (> 0) aligned to COW_MIN_ALIGNMENT, counted. Returns NULL
- * on failure and sets cow_last_error() naming @func. Inline: a small block
+ * on failure and records the error (core/error.h). Inline: a small block
  * from the calling thread's cache (alloc/cache.h) costs a budget check, a
  * list pop and two per-thread counter adds.
  */
 static inline void *
-cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
+cow__alloc(cow_allocator_t *a, size_t nbytes)
 {
 	void *p;
 
@@ -106,11 +106,11 @@ cow__alloc(cow_allocator_t *a, size_t nbytes, const char *func)
 		cow__alloc_count(a, COW__ALLOC_ALLOCS, nbytes);
 		return p;
 	}
-	return cow__alloc_slow(a, nbytes, func);
+	return cow__alloc_slow(a, nbytes);
 }
 /* The same, zero-filled: through ops->alloc_zeroed when the allocator has
  * one (which need not touch fresh pages), else alloc and memset. */
-void *cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes, const char *func);
+void *cow__alloc_zeroed(cow_allocator_t *a, size_t nbytes);
 
 /* Free a block of @nbytes from cow__alloc or cow__alloc_zeroed on @a (NULL
  * does nothing). Inline: a small block goes to the thread's cache. */

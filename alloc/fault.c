@@ -107,8 +107,8 @@ cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 	if (f == NULL || a == NULL) {
 		free(f);
 		free(a);
-		return cow__error(COW_ENOMEM, __func__,
-		    "could not allocate the fault allocator");
+		return COW__NAMED(cow__error(COW_ENOMEM,
+		    "could not allocate the fault allocator"));
 	}
 	f->inner = inner;
 	cow__allocator_init(a, &fault_ops, f, "fault", false,
@@ -119,11 +119,10 @@ cow_allocator_fault_new(cow_allocator_t *inner, cow_allocator_t **out)
 }
 
 static cow_status_t
-fault_state_of(cow_allocator_t *a, const char *func,
-    struct fault_state **out)
+fault_state_of(cow_allocator_t *a, struct fault_state **out)
 {
 	if (a == NULL || a->ops != &fault_ops)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "allocator %p is not a fault allocator", (void *)a);
 	*out = a->state;
 	return COW_OK;
@@ -133,10 +132,10 @@ cow_status_t
 cow_allocator_fault_fail_nth(cow_allocator_t *allocator, uint64_t n)
 {
 	struct fault_state *f = NULL;
-	cow_status_t st = fault_state_of(allocator, __func__, &f);
+	cow_status_t st = fault_state_of(allocator, &f);
 
 	if (st != COW_OK)
-		return st;
+		return COW__NAMED(st);
 	cow__atomic_store_relaxed(&f->mode, FAULT_OFF);
 	cow__atomic_store_relaxed(&f->calls, 0);
 	cow__atomic_store_relaxed(&f->nth, n);
@@ -150,13 +149,13 @@ cow_allocator_fault_fail_random(cow_allocator_t *allocator,
     double probability, uint64_t seed)
 {
 	struct fault_state *f = NULL;
-	cow_status_t st = fault_state_of(allocator, __func__, &f);
+	cow_status_t st = fault_state_of(allocator, &f);
 
 	if (st != COW_OK)
-		return st;
+		return COW__NAMED(st);
 	if (!(probability >= 0.0 && probability <= 1.0))
-		return cow__error(COW_EINVAL, __func__,
-		    "probability %g is not in [0, 1]", probability);
+		return COW__NAMED(cow__error(COW_EINVAL,
+		    "probability %g is not in [0, 1]", probability));
 	cow__atomic_store_relaxed(&f->mode, FAULT_OFF);
 	cow__atomic_store_relaxed(&f->calls, 0);
 	cow__atomic_store_relaxed(&f->seed, seed);
@@ -173,10 +172,10 @@ cow_status_t
 cow_allocator_fault_disarm(cow_allocator_t *allocator)
 {
 	struct fault_state *f = NULL;
-	cow_status_t st = fault_state_of(allocator, __func__, &f);
+	cow_status_t st = fault_state_of(allocator, &f);
 
 	if (st != COW_OK)
-		return st;
+		return COW__NAMED(st);
 	cow__atomic_store_relaxed(&f->mode, FAULT_OFF);
 	return COW_OK;
 }

@@ -149,9 +149,10 @@ static cow_status_t
 jemalloc_trim(cow_allocator_t *self)
 {
 	(void)self;
+	/* Named by this function, not by cow_allocator_trim. */
 	if (jemalloc_arena_ctl("purge", NULL, NULL, NULL, 0) != 0)
-		return cow__error(COW_ENOTSUP, __func__,
-		    "mallctl(\"arena.%u.purge\") failed", jemalloc_arena);
+		return COW__NAMED(cow__error(COW_ENOTSUP,
+		    "mallctl(\"arena.%u.purge\") failed", jemalloc_arena));
 	return COW_OK;
 }
 
@@ -343,8 +344,8 @@ cow_allocator_jemalloc(cow_allocator_t **out)
 
 	COW__RETURN_IF_NULL(out);
 	if ((a = cow__jemalloc_get()) == NULL)
-		return cow__error(COW_ENOMEM, __func__,
-		    "mallctl(\"arenas.create\") failed");
+		return COW__NAMED(cow__error(COW_ENOMEM,
+		    "mallctl(\"arenas.create\") failed"));
 	*out = a;
 	return COW_OK;
 }
@@ -361,9 +362,9 @@ cow_status_t
 cow_allocator_jemalloc(cow_allocator_t **out)
 {
 	COW__RETURN_IF_NULL(out);
-	return cow__error(COW_ENOTSUP, __func__,
+	return COW__NAMED(cow__error(COW_ENOTSUP,
 	    "this build of cowstore has no jemalloc (sanitizer, fuzz or "
-	    "COW_WITH_JEMALLOC=OFF build)");
+	    "COW_WITH_JEMALLOC=OFF build)"));
 }
 
 #endif

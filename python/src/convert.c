@@ -226,8 +226,8 @@ int
 pycow_shape_check(int ndim, const int64_t *sizes, size_t itemsize,
     int64_t *numel, const char *func)
 {
-	return pycow_check(cow__shape_check(ndim, sizes, itemsize, numel, NULL,
-	    func));
+	return pycow_check(cow__named(cow__shape_check(ndim, sizes, itemsize,
+	    numel, NULL), func));
 }
 
 int
@@ -247,9 +247,10 @@ pycow_byte_strides(const cow_tensor_t *t, int64_t *out, const char *func)
 			out[d] = INT64_MAX;
 			continue;
 		}
-		return pycow_check(cow__error(COW_EOVERFLOW, func, "the byte "
-		    "stride of dimension %d (%lld elements of %lld bytes) "
-		    "overflows", d, (long long)strides[d], (long long)item));
+		return pycow_check(cow__named(cow__error(COW_EOVERFLOW,
+		    "the byte stride of dimension %d (%lld elements of %lld "
+		    "bytes) overflows", d, (long long)strides[d],
+		    (long long)item), func));
 	}
 	return 0;
 }

@@ -2,8 +2,10 @@
  * error.c - status names, the thread-local error message, cow__die.
  */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/die.h"
 #include "core/error.h"
@@ -41,29 +43,50 @@ cow_last_error(void)
 	return error_buffer;
 }
 
+/* Whether the message in error_buffer still waits for its function's
+ * name (cow__error_name). */
+static _Thread_local bool error_unnamed;
+
 cow_status_t
-cow__error(cow_status_t status, const char *func, const char *fmt, ...)
+cow__error(cow_status_t status, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	n = snprintf(error_buffer, sizeof error_buffer, "%s: ", func);
-	if (n < 0 || (size_t)n >= sizeof error_buffer)
-		return status;
 	va_start(ap, fmt);
-	vsnprintf(error_buffer + n, sizeof error_buffer - (size_t)n,
-	    fmt, ap);
+	vsnprintf(error_buffer, sizeof error_buffer, fmt, ap);
 	va_end(ap);
+	error_unnamed = true;
 	return status;
 }
 
 cow_status_t
-cow__error_wrap(cow_status_t status, const char *func, const char *prefix)
+cow__error_wrap(cow_status_t status, const char *prefix)
 {
 	char why[ERROR_MAX];
 
 	snprintf(why, sizeof why, "%s", error_buffer);
-	return cow__error(status, func, "%s%s", prefix, why);
+	return cow__error(status, "%s%s", prefix, why);
+}
+
+cow_status_t
+cow__error_name(cow_status_t status, const char *name)
+{
+	size_t n = strlen(name), len = strlen(error_buffer);
+
+	if (!error_unnamed)
+		return status;
+	error_unnamed = false;
+	/* "name: message", cut to the buffer as one snprintf would. */
+	if (n > ERROR_MAX - 3)
+		n = ERROR_MAX - 3;
+	if (len > ERROR_MAX - 1 - (n + 2))
+		len = ERROR_MAX - 1 - (n + 2);
+	memmove(error_buffer + n + 2, error_buffer, len);
+	memcpy(error_buffer, name, n);
+	error_buffer[n] = ':';
+	error_buffer[n + 1] = ' ';
+	error_buffer[n + 2 + len] = '\0';
+	return status;
 }
 
 void

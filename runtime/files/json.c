@@ -439,7 +439,7 @@ cow__jbuf_put(struct cow__jbuf *b, const char *s, size_t n)
 
 		while (cap < b->len + n + 1)
 			cap *= 2;
-		if ((p = cow__alloc(a, cap, "cow_safetensors_save")) == NULL) {
+		if ((p = cow__alloc(a, cap)) == NULL) {
 			b->failed = true;
 			return;
 		}

@@ -142,7 +142,7 @@ grow(void **arr, size_t *cap, size_t len, size_t size)
 
 	if (len < *cap)
 		return true;
-	if ((p = cow__alloc(a, ncap * size, "cow_safetensors_open")) == NULL)
+	if ((p = cow__alloc(a, ncap * size)) == NULL)
 		return false;
 	if (len > 0)
 		memcpy(p, *arr, len * size);
@@ -415,8 +415,7 @@ format_error(const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	return cow__error(COW_EFORMAT, "cow_safetensors_open", "%s: %s", path,
-	    msg);
+	return cow__error(COW_EFORMAT, "%s: %s", path, msg);
 }
 
 static int
@@ -431,7 +430,7 @@ static struct st_tensor *
 sorted(const cow_safetensors_t *f, int (*cmp)(const void *, const void *))
 {
 	struct st_tensor *s = cow__alloc(cow_allocator_default(),
-	    f->count * sizeof *s, "cow_safetensors_open");
+	    f->count * sizeof *s);
 
 	if (s != NULL) {
 		memcpy(s, f->tensors, f->count * sizeof *s);
@@ -550,8 +549,7 @@ io_error(const char *call, const char *path)
 {
 	int err = errno;
 
-	return cow__error(COW_EIO, "cow_safetensors_open", "%s(\"%s\"): %s",
-	    call, path, strerror(err));
+	return cow__error(COW_EIO, "%s(\"%s\"): %s", call, path, strerror(err));
 }
 
 /* Read @n bytes at @off of @fd into @buf; -1 with errno, or the bytes
@@ -591,8 +589,8 @@ index_header(cow_safetensors_t *f, const char *text, size_t n,
 		return format_error(path, "the header is not valid UTF-8 "
 		    "(header byte %zu)", bad);
 	f->arena_bytes = n + 1;
-	if ((f->arena = cow__alloc(cow_allocator_default(), f->arena_bytes,
-	    "cow_safetensors_open")) == NULL)
+	if ((f->arena = cow__alloc(cow_allocator_default(),
+	    f->arena_bytes)) == NULL)
 		return COW_ENOMEM;
 	ps.strings = f->arena;
 	cow__json_init(&ps.j, text, n);
@@ -621,7 +619,7 @@ open_file(cow_safetensors_t *f, const char *path, unsigned flags)
 	if (fstat(f->fd, &sb) != 0)
 		return io_error("fstat", path);
 	if (!S_ISREG(sb.st_mode))
-		return cow__error(COW_EIO, "cow_safetensors_open", "\"%s\" is "
+		return cow__error(COW_EIO, "\"%s\" is "
 		    "not a regular file", path);
 	f->file_size = (uint64_t)sb.st_size;
 	if (f->file_size < 8)
@@ -644,7 +642,7 @@ open_file(cow_safetensors_t *f, const char *path, unsigned flags)
 	f->data_start = 8 + n;
 	if ((flags & COW_SAFETENSORS_PREAD) == 0) {
 		if ((f->map = cow__alloc(cow_allocator_default(),
-		    sizeof *f->map, "cow_safetensors_open")) == NULL)
+		    sizeof *f->map)) == NULL)
 			return COW_ENOMEM;
 		f->map->len = (size_t)f->file_size;
 		f->map->addr = mmap(NULL, f->map->len, PROT_READ, MAP_PRIVATE,
@@ -662,8 +660,8 @@ open_file(cow_safetensors_t *f, const char *path, unsigned flags)
 		return index_header(f, (const char *)f->map->addr + 8,
 		    (size_t)n, path);
 	}
-	if (n > 0 && (text = cow__alloc(cow_allocator_default(), (size_t)n,
-	    "cow_safetensors_open")) == NULL)
+	if (n > 0 && (text = cow__alloc(cow_allocator_default(),
+	    (size_t)n)) == NULL)
 		return COW_ENOMEM;
 	if (n > 0 && pread_all(f->fd, text, (size_t)n, 8) != (ssize_t)n)
 		st = io_error("pread", path);
@@ -683,16 +681,16 @@ cow_safetensors_open(const char *path, unsigned flags,
 	COW__RETURN_IF_NULL(path);
 	COW__RETURN_IF_NULL(out);
 	if ((flags & ~(unsigned)COW_SAFETENSORS_PREAD) != 0)
-		return cow__error(COW_EINVAL, __func__, "unknown flags 0x%x",
-		    flags & ~(unsigned)COW_SAFETENSORS_PREAD);
-	if ((f = cow__alloc(cow_allocator_default(), sizeof *f, __func__)) ==
+		return COW__NAMED(cow__error(COW_EINVAL, "unknown flags 0x%x",
+		    flags & ~(unsigned)COW_SAFETENSORS_PREAD));
+	if ((f = cow__alloc(cow_allocator_default(), sizeof *f)) ==
 	    NULL)
-		return COW_ENOMEM;
+		return COW__NAMED(COW_ENOMEM);
 	memset(f, 0, sizeof *f);
 	f->fd = -1;
 	if ((st = open_file(f, path, flags)) != COW_OK) {
 		cow_safetensors_close(f);
-		return st;
+		return COW__NAMED(st);
 	}
 	*out = f;
 	return COW_OK;
@@ -776,8 +774,8 @@ cow_safetensors_find(const cow_safetensors_t *f, const char *name,
 			*index = i;
 			return COW_OK;
 		}
-	return cow__error(COW_ERANGE, __func__, "no tensor named \"%s\"",
-	    name);
+	return COW__NAMED(cow__error(COW_ERANGE, "no tensor named \"%s\"",
+	    name));
 }
 
 size_t
@@ -844,13 +842,13 @@ get_pread(cow_safetensors_t *f, const struct st_tensor *t,
 
 	if ((st = cow_tensor_empty(t->dtype, t->ndim, t->sizes, NULL, &x)) !=
 	    COW_OK)
-		return cow__error_wrap(st, "cow_safetensors_get", "");
+		return cow__error_wrap(st, "");
 	if (t->nbytes > 0) {
 		ssize_t r;
 
 		if ((st = cow_tensor_mutable_data(x, &p)) != COW_OK) {
 			cow_tensor_release(x);
-			return cow__error_wrap(st, "cow_safetensors_get", "");
+			return cow__error_wrap(st, "");
 		}
 		r = pread_all(f->fd, p, (size_t)t->nbytes,
 		    f->data_start + t->begin);
@@ -858,7 +856,7 @@ get_pread(cow_safetensors_t *f, const struct st_tensor *t,
 			int err = r < 0 ? errno : EIO;
 
 			cow_tensor_release(x);
-			return cow__error(COW_EIO, "cow_safetensors_get",
+			return cow__error(COW_EIO,
 			    "pread of tensor \"%s\" (%llu bytes at %llu): %s",
 			    t->name, (unsigned long long)t->nbytes,
 			    (unsigned long long)(f->data_start + t->begin),
@@ -910,11 +908,11 @@ cow_safetensors_get(cow_safetensors_t *f, size_t i, cow_tensor_t **out)
 	COW__RETURN_IF_NULL(f);
 	COW__RETURN_IF_NULL(out);
 	if ((t = tensor_at(f, i)) == NULL)
-		return cow__error(COW_ERANGE, __func__, "tensor %zu of a file "
-		    "of %zu", i, f->count);
+		return COW__NAMED(cow__error(COW_ERANGE, "tensor %zu of a file "
+		    "of %zu", i, f->count));
 	if (f->map == NULL) {
 		if ((st = get_pread(f, t, out)) != COW_OK)
-			return st;
+			return COW__NAMED(st);
 	} else {
 		if (t->nbytes == 0)
 			st = cow_tensor_empty(t->dtype, t->ndim, t->sizes, NULL,
@@ -925,7 +923,7 @@ cow_safetensors_get(cow_safetensors_t *f, size_t i, cow_tensor_t **out)
 		else
 			st = get_mapped(f, t, data, out);
 		if (st != COW_OK)
-			return cow__error_wrap(st, __func__, "");
+			return COW__NAMED(cow__error_wrap(st, ""));
 	}
 	cow__atomic_add_relaxed(&f->made, 1);
 	return COW_OK;

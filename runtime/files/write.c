@@ -36,10 +36,12 @@ static char *
 dup_string(const char *s, size_t *bytes)
 {
 	size_t n = strlen(s) + 1;
-	char *p = cow__alloc(cow_allocator_default(), n, "cow_safetensors_save");
+	char *p = cow__alloc(cow_allocator_default(), n);
 
 	if (p != NULL)
 		memcpy(p, s, n);
+	else /* named so under cow_safetensors_save_start too */
+		(void)cow__named(COW_ENOMEM, "cow_safetensors_save");
 	*bytes = n;
 	return p;
 }
@@ -60,12 +62,12 @@ st_free(struct st_save *w)
 /* The header. */
 
 static cow_status_t
-check_string(const char *s, const char *what, size_t i, const char *func)
+check_string(const char *s, const char *what, size_t i)
 {
 	size_t bad;
 
 	if (!cow__utf8_valid(s, strlen(s), &bad))
-		return cow__error(COW_EINVAL, func, "%s %zu is not valid UTF-8 "
+		return cow__error(COW_EINVAL, "%s %zu is not valid UTF-8 "
 		    "(byte %zu)", what, i, bad);
 	return COW_OK;
 }
@@ -97,8 +99,7 @@ by_name_key(const void *a, const void *b)
 
 /* The snapshot's tensors and @opts' metadata are writable in the format. */
 static cow_status_t
-check_save(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
-    const char *func)
+check_save(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts)
 {
 	size_t n = cow_snapshot_count(snap);
 	cow_status_t st;
@@ -107,41 +108,41 @@ check_save(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
 		const char *name = cow_snapshot_name(snap, i);
 
 		if (cow__st_dtype_name(cow_snapshot_dtype(snap, i)) == NULL)
-			return cow__error(COW_EINVAL, func, "tensor %zu "
+			return cow__error(COW_EINVAL, "tensor %zu "
 			    "(\"%s\") is %s, which safetensors has no code for",
 			    i, name, cow_dtype_name(cow_snapshot_dtype(snap, i)));
 		if (name[0] == '\0' || strcmp(name, "__metadata__") == 0)
-			return cow__error(COW_EINVAL, func, "tensor %zu is named "
+			return cow__error(COW_EINVAL, "tensor %zu is named "
 			    "\"%s\", which a safetensors file cannot hold", i,
 			    name);
-		if ((st = check_string(name, "tensor name", i, func)) != COW_OK)
+		if ((st = check_string(name, "tensor name", i)) != COW_OK)
 			return st;
 	}
 	if (opts == NULL)
 		return COW_OK;
 	if (opts->mode != COW_SNAPSHOT_STREAM &&
 	    opts->mode != COW_SNAPSHOT_PERSIST_FIRST)
-		return cow__error(COW_EINVAL, func, "unknown save mode %d",
+		return cow__error(COW_EINVAL, "unknown save mode %d",
 		    (int)opts->mode);
 	if (opts->metadata_count > 0 && (opts->metadata_keys == NULL ||
 	    opts->metadata_values == NULL))
-		return cow__error(COW_EINVAL, func, "metadata_%s is NULL for "
+		return cow__error(COW_EINVAL, "metadata_%s is NULL for "
 		    "%zu pairs", opts->metadata_keys == NULL ? "keys" :
 		    "values", opts->metadata_count);
 	for (size_t i = 0; i < opts->metadata_count; i++) {
 		if (opts->metadata_keys[i] == NULL ||
 		    opts->metadata_values[i] == NULL)
-			return cow__error(COW_EINVAL, func, "metadata pair %zu "
+			return cow__error(COW_EINVAL, "metadata pair %zu "
 			    "has a NULL string", i);
 		if ((st = check_string(opts->metadata_keys[i], "metadata key",
-		    i, func)) != COW_OK ||
+		    i)) != COW_OK ||
 		    (st = check_string(opts->metadata_values[i],
-		    "metadata value", i, func)) != COW_OK)
+		    "metadata value", i)) != COW_OK)
 			return st;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(opts->metadata_keys[k],
 			    opts->metadata_keys[i]) == 0)
-				return cow__error(COW_EINVAL, func, "duplicate "
+				return cow__error(COW_EINVAL, "duplicate "
 				    "metadata key \"%s\"",
 				    opts->metadata_keys[i]);
 	}
@@ -152,7 +153,7 @@ check_save(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
  * the header: its length, then the JSON padded to a multiple of 8. */
 static cow_status_t
 build_header(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
-    size_t *order, struct cow__jbuf *h, const char *func)
+    size_t *order, struct cow__jbuf *h)
 {
 	cow_allocator_t *a = cow_allocator_default();
 	size_t n = cow_snapshot_count(snap);
@@ -161,7 +162,7 @@ build_header(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
 	bool first = true;
 	cow_status_t st = COW_OK;
 
-	if (n > 0 && (keys = cow__alloc(a, n * sizeof *keys, func)) == NULL)
+	if (n > 0 && (keys = cow__alloc(a, n * sizeof *keys)) == NULL)
 		return COW_ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		keys[i] = (struct st_key){
@@ -171,7 +172,7 @@ build_header(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
 		qsort(keys, n, sizeof *keys, by_name_key);
 	for (size_t i = 1; i < n && st == COW_OK; i++)
 		if (strcmp(keys[i - 1].name, keys[i].name) == 0)
-			st = cow__error(COW_EINVAL, func, "two tensors are "
+			st = cow__error(COW_EINVAL, "two tensors are "
 			    "named \"%s\"", keys[i].name);
 	if (st != COW_OK) {
 		cow__free(a, keys, n * sizeof *keys);
@@ -219,7 +220,7 @@ build_header(const cow_snapshot_t *snap, const cow_safetensors_save_t *opts,
 	while (h->len % 8 != 0)
 		cow__jbuf_puts(h, " ");
 	if (h->failed)
-		return cow__error(COW_ENOMEM, func, "no memory for the header");
+		return cow__error(COW_ENOMEM, "no memory for the header");
 	len = h->len - 8;
 	for (int b = 0; b < 8; b++)
 		h->data[b] = (char)(len >> (8 * b) & 0xff);
@@ -288,9 +289,11 @@ split_dir(struct st_save *w)
 	    (size_t)(slash - w->path);
 
 	w->dir_bytes = n + 1;
-	if ((w->dir = cow__alloc(cow_allocator_default(), w->dir_bytes,
-	    "cow_safetensors_save")) == NULL)
+	if ((w->dir = cow__alloc(cow_allocator_default(), w->dir_bytes)) ==
+	    NULL) {
+		(void)cow__named(COW_ENOMEM, "cow_safetensors_save");
 		return false;
+	}
 	memcpy(w->dir, slash == NULL ? "." : w->path, n);
 	w->dir[n] = '\0';
 	return true;
@@ -314,8 +317,8 @@ create_tmp(struct st_save *w)
 
 	base = base == NULL ? w->path : base + 1;
 	w->tmp_bytes = strlen(w->dir) + strlen(base) + 64;
-	if ((w->tmp = cow__alloc(cow_allocator_default(), w->tmp_bytes,
-	    "cow_safetensors_save")) == NULL)
+	if ((w->tmp = cow__alloc(cow_allocator_default(),
+	    w->tmp_bytes)) == NULL)
 		return cow__snap_save_fail(w->save, COW_ENOMEM, "no memory "
 		    "for the temporary file's name");
 	for (int tries = 0; tries < 100; tries++) {
@@ -427,8 +430,7 @@ st_task(void *arg, char *message, size_t n)
 /* The checks, the header and the snapshot save's beginning. */
 static cow_status_t
 st_begin(cow_snapshot_t *snap, const char *path,
-    const cow_safetensors_save_t *opts, struct st_save **out,
-    const char *func)
+    const cow_safetensors_save_t *opts, struct st_save **out)
 {
 	cow_allocator_t *a = cow_allocator_default();
 	size_t n, *order = NULL;
@@ -438,21 +440,21 @@ st_begin(cow_snapshot_t *snap, const char *path,
 
 	COW__RETURN_IF_NULL(snap);
 	COW__RETURN_IF_NULL(path);
-	if ((st = check_save(snap, opts, func)) != COW_OK)
+	if ((st = check_save(snap, opts)) != COW_OK)
 		return st;
 	n = cow_snapshot_count(snap);
-	if ((w = cow__alloc(a, sizeof *w, func)) == NULL)
+	if ((w = cow__alloc(a, sizeof *w)) == NULL)
 		return COW_ENOMEM;
 	memset(w, 0, sizeof *w);
 	w->fd = -1;
 	if ((w->path = dup_string(path, &w->path_bytes)) == NULL ||
 	    !split_dir(w) ||
-	    (n > 0 && (order = cow__alloc(a, n * sizeof *order, func)) ==
+	    (n > 0 && (order = cow__alloc(a, n * sizeof *order)) ==
 	    NULL)) {
 		st_free(w);
 		return COW_ENOMEM;
 	}
-	if ((st = build_header(snap, opts, order, &w->header, func)) ==
+	if ((st = build_header(snap, opts, order, &w->header)) ==
 	    COW_OK) {
 		how.mode = opts != NULL ? opts->mode : COW_SNAPSHOT_STREAM;
 		how.write = file_write;
@@ -465,7 +467,7 @@ st_begin(cow_snapshot_t *snap, const char *path,
 			how.progress_ctx = opts->progress_ctx;
 			how.keep = opts->keep;
 		}
-		st = cow__snap_save_begin(snap, &how, &w->save, func);
+		st = cow__snap_save_begin(snap, &how, &w->save);
 	}
 	cow__free(a, order, n * sizeof *order);
 	if (st != COW_OK) {
@@ -484,11 +486,11 @@ cow_safetensors_save(cow_snapshot_t *snap, const char *path,
 	struct st_save *w;
 	cow_status_t st;
 
-	if ((st = st_begin(snap, path, opts, &w, __func__)) != COW_OK)
-		return st;
+	if ((st = st_begin(snap, path, opts, &w)) != COW_OK)
+		return COW__NAMED(st);
 	st_prepare(w);
 	if ((st = st_run(w, message, sizeof message)) != COW_OK)
-		return cow__error(st, __func__, "%s", message);
+		return COW__NAMED(cow__error(st, "%s", message));
 	return COW_OK;
 }
 
@@ -502,12 +504,12 @@ cow_safetensors_save_start(cow_snapshot_t *snap, const char *path,
 
 	COW__RETURN_IF_NULL(out);
 	if ((st = cow__job_new(opts != NULL ? opts->progress : NULL,
-	    opts != NULL ? opts->progress_ctx : NULL, 0, &job, __func__)) !=
+	    opts != NULL ? opts->progress_ctx : NULL, 0, &job)) !=
 	    COW_OK)
-		return st;
-	if ((st = st_begin(snap, path, opts, &w, __func__)) != COW_OK) {
+		return COW__NAMED(st);
+	if ((st = st_begin(snap, path, opts, &w)) != COW_OK) {
 		cow__job_discard(job);
-		return st;
+		return COW__NAMED(st);
 	}
 	cow__snap_save_attach(w->save, job);
 	st_prepare(w);
@@ -517,16 +519,16 @@ cow_safetensors_save_start(cow_snapshot_t *snap, const char *path,
 
 		st = st_run(w, message, sizeof message);
 		cow__job_discard(job);
-		return cow__error(st, __func__, "%s", message);
+		return COW__NAMED(cow__error(st, "%s", message));
 	}
-	if ((st = cow__job_run(job, st_task, w, __func__)) != COW_OK) {
+	if ((st = cow__job_run(job, st_task, w)) != COW_OK) {
 		char message[256];
 
 		cow__snap_save_fail(w->save, COW_ENOMEM, "no thread for the "
 		    "save");
 		st_run(w, message, sizeof message);
 		cow__job_discard(job);
-		return st;
+		return COW__NAMED(st);
 	}
 	*out = job;
 	return COW_OK;

@@ -29,16 +29,16 @@
 /* A new value with an uninitialised buffer for its shape. */
 static cow_status_t
 o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, struct cow__fval **out, const char *func)
+    const int64_t *sizes, struct cow__fval **out)
 {
 	struct cow__fval *v = cow__fval_new(&cow__backend_opaque, alloc, dtype,
-	    ndim, sizes, func);
+	    ndim, sizes);
 
 	if (v == NULL)
 		return COW_ENOMEM;
 	v->nbytes = (size_t)v->numel * v->itemsize;
 	if (v->nbytes > 0 &&
-	    (v->data = cow__alloc(alloc, v->nbytes, func)) == NULL) {
+	    (v->data = cow__alloc(alloc, v->nbytes)) == NULL) {
 		cow__fval_free_struct(v);
 		return COW_ENOMEM;
 	}
@@ -79,7 +79,7 @@ o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 
 	(void)be;
 	if ((st = o_new(cow__tensor_allocator(t), t->dtype, t->ndim,
-	    t->sizes, &v, func)) != COW_OK)
+	    t->sizes, &v)) != COW_OK)
 		return st;
 	if (v->numel > 0) {
 		if ((st = cow__tensor_read_data(t, &p, func)) != COW_OK) {
@@ -107,7 +107,7 @@ o_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
 	char *p;
 
 	if ((st = cow__tensor_new_contiguous(v->dtype, v->ndim, v->sizes,
-	    v->alloc, &t, func)) != COW_OK)
+	    v->alloc, &t)) != COW_OK)
 		return st;
 	if (v->numel > 0) {
 		if ((st = cow__tensor_write_data(t, &p, func)) != COW_OK) {
@@ -145,9 +145,9 @@ o_view_copy(const struct cow__view_step *s, struct cow__fval *in,
 	cow_status_t st;
 	size_t is = in->itemsize;
 
+	(void)func;
 	o_step_layout(s, &l);
-	if ((st = o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r,
-	    func)) != COW_OK)
+	if ((st = o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r)) != COW_OK)
 		return st;
 	for (int64_t k = 0; k < r->numel; k++) {
 		memcpy(r->data + k * (int64_t)is, in->data +
@@ -169,9 +169,10 @@ o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 	cow_status_t st;
 	size_t is = parent->itemsize;
 
+	(void)func;
 	o_step_layout(s, &l);
 	if ((st = o_new(parent->alloc, parent->dtype, parent->ndim,
-	    parent->sizes, &r, func)) != COW_OK)
+	    parent->sizes, &r)) != COW_OK)
 		return st;
 	if (r->nbytes > 0)
 		memcpy(r->data, parent->data, r->nbytes);
@@ -194,7 +195,8 @@ o_full(const cow_backend_t *be, cow_allocator_t *alloc,
 	cow_status_t st;
 
 	(void)be;
-	if ((st = o_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
+	(void)func;
+	if ((st = o_new(alloc, dtype, ndim, sizes, &r)) != COW_OK)
 		return st;
 	if (x->is_int)
 		cow__store_i64(dtype, &v, x->i);
@@ -215,8 +217,7 @@ o_bstrides(const struct cow__fval *v, int ndim, const int64_t *sizes,
 	int64_t own[COW__FN_MAXD];
 
 	cow__contiguous_strides(v->ndim, v->sizes, own);
-	(void)cow__broadcast_strides(v->ndim, v->sizes, own, ndim, sizes, out,
-	    "functional");
+	(void)cow__broadcast_strides(v->ndim, v->sizes, own, ndim, sizes, out);
 }
 
 /* @x rounded to the precision the ops of @dtype compute in (ops.h):
@@ -390,8 +391,9 @@ o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 	cow_status_t st;
 	int64_t is, rs;
 
+	(void)func;
 	if ((st = o_new(a->alloc, cow__binop_result_dtype(op, a->dtype), ndim,
-	    sizes, &r, func)) != COW_OK)
+	    sizes, &r)) != COW_OK)
 		return st;
 	is = (int64_t)a->itemsize;
 	rs = (int64_t)r->itemsize;
@@ -416,8 +418,8 @@ o_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
 	cow_status_t st;
 	int64_t is;
 
-	if ((st = o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
-	    func)) != COW_OK)
+	(void)func;
+	if ((st = o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r)) != COW_OK)
 		return st;
 	is = (int64_t)r->itemsize;
 	cow__store_f64(a->dtype, &v, x);   /* the scalar in the dtype */
@@ -435,8 +437,8 @@ o_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 	cow_status_t st;
 	int64_t is;
 
-	if ((st = o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
-	    func)) != COW_OK)
+	(void)func;
+	if ((st = o_new(a->alloc, a->dtype, a->ndim, a->sizes, &r)) != COW_OK)
 		return st;
 	is = (int64_t)r->itemsize;
 	for (int64_t k = 0; k < r->numel; k++) {
@@ -460,7 +462,8 @@ o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 	struct cow__fval *r;
 	cow_status_t st;
 
-	if ((st = o_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
+	(void)func;
+	if ((st = o_new(src->alloc, dtype, ndim, sizes, &r)) !=
 	    COW_OK)
 		return st;
 	o_bstrides(src, ndim, sizes, ss);
@@ -504,14 +507,15 @@ o_sum(struct cow__fval *a, uint32_t mask, int64_t run, int ndim,
 	char *acc;
 	int k = 0;
 
-	if ((st = o_new(a->alloc, dt, ndim, sizes, &r, func)) != COW_OK)
+	(void)func;
+	if ((st = o_new(a->alloc, dt, ndim, sizes, &r)) != COW_OK)
 		return st;
 	/* float16 and bfloat16 accumulate in a float32 scratch, rounded
 	 * once at the end; other dtypes in the result. */
 	nacc = (size_t)r->numel * asz;
 	acc = r->data;
 	if (adt != dt && r->numel > 0 &&
-	    (acc = cow__alloc(a->alloc, nacc, func)) == NULL) {
+	    (acc = cow__alloc(a->alloc, nacc)) == NULL) {
 		cow__fval_release(r);
 		return COW_ENOMEM;
 	}

@@ -20,11 +20,10 @@
 
 /* Wrap the plain tensor @t (reference handed over) as a value. */
 static cow_status_t
-wrap_value(cow_tensor_t *t, cow_allocator_t *alloc, struct cow__fval **out,
-    const char *func)
+wrap_value(cow_tensor_t *t, cow_allocator_t *alloc, struct cow__fval **out)
 {
 	struct cow__fval *v = cow__fval_new(&cow__backend_strided, alloc,
-	    t->dtype, t->ndim, t->sizes, func);
+	    t->dtype, t->ndim, t->sizes);
 
 	if (v == NULL) {
 		cow_tensor_release(t);
@@ -44,7 +43,7 @@ s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 
 	(void)be;
 	if (owned)
-		return wrap_value(t, cow__tensor_allocator(t), out, func);
+		return wrap_value(t, cow__tensor_allocator(t), out);
 	/* Immutable from here on, however the caller writes @t later: a
 	 * lazy clone; but a copy of borrowed memory, whose storage could
 	 * then no longer write it in place (its writes would copy it away
@@ -52,10 +51,10 @@ s_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 	if (cow__storage_borrowed_home(t->storage))
 		st = cow__tensor_clone(t, &c, func);
 	else if ((st = cow_tensor_lazy_clone(t, &c)) != COW_OK)
-		st = cow__error_wrap(st, func, "");
+		st = cow__error_wrap(st, "");
 	if (st != COW_OK)
 		return st;
-	return wrap_value(c, cow__tensor_allocator(t), out, func);
+	return wrap_value(c, cow__tensor_allocator(t), out);
 }
 
 static bool
@@ -75,7 +74,7 @@ s_export(struct cow__fval *v, cow_tensor_t **out, const char *func)
 	if (!v->strided->contiguous)
 		return cow__tensor_clone(v->strided, out, func);
 	if ((st = cow_tensor_lazy_clone(v->strided, out)) != COW_OK)
-		return cow__error_wrap(st, func, "");
+		return cow__error_wrap(st, "");
 	return COW_OK;
 }
 
@@ -92,12 +91,12 @@ reshaped(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, sizes,
 	    strides)) {
 		cow__layout_init(&l, ndim, sizes, strides, t->offset);
-		return cow__tensor_new(t->storage, t->dtype, &l, out, func);
+		return cow__tensor_new(t->storage, t->dtype, &l, out);
 	}
 	if ((st = cow__tensor_clone(t, &c, func)) != COW_OK)
 		return st;
 	cow__layout_contiguous(&l, ndim, sizes);
-	st = cow__tensor_new(c->storage, c->dtype, &l, out, func);
+	st = cow__tensor_new(c->storage, c->dtype, &l, out);
 	cow_tensor_release(c);
 	return st;
 }
@@ -149,9 +148,9 @@ s_view(const struct cow__view_step *s, cow_tensor_t *t, cow_tensor_t **out,
 		    s->a, out);
 		break;
 	default:
-		return cow__error(COW_EINVAL, func, "unknown view kind");
+		return cow__error(COW_EINVAL, "unknown view kind");
 	}
-	return st == COW_OK ? COW_OK : cow__error_wrap(st, func, "");
+	return st == COW_OK ? COW_OK : cow__error_wrap(st, "");
 }
 
 static cow_status_t
@@ -163,7 +162,7 @@ s_view_copy(const struct cow__view_step *s, struct cow__fval *in,
 
 	if ((st = s_view(s, in->strided, &r, func)) != COW_OK)
 		return st;
-	return wrap_value(r, in->alloc, out, func);
+	return wrap_value(r, in->alloc, out);
 }
 
 static cow_status_t
@@ -182,7 +181,7 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 	case COW__STEP_AS_STRIDED:
 		/* Part of the parent changes: write a lazy clone of it. */
 		if ((st = cow_tensor_lazy_clone(parent->strided, &n)) != COW_OK)
-			return cow__error_wrap(st, func, "");
+			return cow__error_wrap(st, "");
 		if ((st = s_view(s, n, &v, func)) != COW_OK) {
 			cow_tensor_release(n);
 			return st;
@@ -193,19 +192,19 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 			cow_tensor_release(n);
 			return st;
 		}
-		return wrap_value(n, parent->alloc, out, func);
+		return wrap_value(n, parent->alloc, out);
 	case COW__STEP_TRANSPOSE:
 		if ((st = cow_tensor_transpose(src->strided, s->dim, s->dim2,
 		    &n)) != COW_OK)
-			return cow__error_wrap(st, func, "");
-		return wrap_value(n, parent->alloc, out, func);
+			return cow__error_wrap(st, "");
+		return wrap_value(n, parent->alloc, out);
 	case COW__STEP_PERMUTE:
 		for (int d = 0; d < s->ndim; d++)
 			perm[s->perm[d]] = d;
 		if ((st = cow_tensor_permute(src->strided, s->ndim, perm,
 		    &n)) != COW_OK)
-			return cow__error_wrap(st, func, "");
-		return wrap_value(n, parent->alloc, out, func);
+			return cow__error_wrap(st, "");
+		return wrap_value(n, parent->alloc, out);
 	default:
 		/* view, unsqueeze, squeeze, squeeze_all, expand (written only
 		 * when it broadcasts nothing): the same elements in the
@@ -213,7 +212,7 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 		if ((st = reshaped(src->strided, s->in_ndim, s->in_sizes,
 		    &n, func)) != COW_OK)
 			return st;
-		return wrap_value(n, parent->alloc, out, func);
+		return wrap_value(n, parent->alloc, out);
 	}
 }
 
@@ -221,9 +220,9 @@ s_scatter(const struct cow__view_step *s, struct cow__fval *parent,
  * fill, as for plain ops (tensor.h, cow__tensor_new_output). */
 static cow_status_t
 s_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, cow_tensor_t **out, const char *func)
+    const int64_t *sizes, cow_tensor_t **out)
 {
-	return cow__tensor_new_output(dtype, ndim, sizes, alloc, out, func);
+	return cow__tensor_new_output(dtype, ndim, sizes, alloc, out);
 }
 
 static cow_status_t
@@ -236,7 +235,7 @@ s_full(const cow_backend_t *be, cow_allocator_t *alloc,
 	char *p;
 
 	(void)be;
-	if ((st = s_new(alloc, dtype, ndim, sizes, &r, func)) != COW_OK)
+	if ((st = s_new(alloc, dtype, ndim, sizes, &r)) != COW_OK)
 		return st;
 	if (!x->is_int)
 		st = cow__kernel_fill(r, x->f, func);
@@ -249,19 +248,19 @@ s_full(const cow_backend_t *be, cow_allocator_t *alloc,
 		cow_tensor_release(r);
 		return st;
 	}
-	return wrap_value(r, alloc, out, func);
+	return wrap_value(r, alloc, out);
 }
 
 /* Finish an op whose kernel wrote @r. */
 static cow_status_t
 s_done(cow_status_t st, cow_tensor_t *r, cow_allocator_t *alloc,
-    struct cow__fval **out, const char *func)
+    struct cow__fval **out)
 {
 	if (st != COW_OK) {
 		cow_tensor_release(r);
 		return st;
 	}
-	return wrap_value(r, alloc, out, func);
+	return wrap_value(r, alloc, out);
 }
 
 static cow_status_t
@@ -272,10 +271,10 @@ s_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 	cow_status_t st;
 
 	if ((st = s_new(a->alloc, cow__binop_result_dtype(op, a->dtype), ndim,
-	    sizes, &r, func)) != COW_OK)
+	    sizes, &r)) != COW_OK)
 		return st;
 	return s_done(cow__kernel_binary(op, r, a->strided, b->strided,
-	    func), r, a->alloc, out, func);
+	    func), r, a->alloc, out);
 }
 
 static cow_status_t
@@ -285,11 +284,10 @@ s_binary_scalar(enum cow__binop op, struct cow__fval *a, double x,
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
-	    func)) != COW_OK)
+	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r)) != COW_OK)
 		return st;
 	return s_done(cow__kernel_binary_scalar(op, r, a->strided, x,
-	    func), r, a->alloc, out, func);
+	    func), r, a->alloc, out);
 }
 
 static cow_status_t
@@ -298,11 +296,9 @@ s_neg(struct cow__fval *a, struct cow__fval **out, const char *func)
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r,
-	    func)) != COW_OK)
+	if ((st = s_new(a->alloc, a->dtype, a->ndim, a->sizes, &r)) != COW_OK)
 		return st;
-	return s_done(cow__kernel_neg(r, a->strided, func), r, a->alloc,
-	    out, func);
+	return s_done(cow__kernel_neg(r, a->strided, func), r, a->alloc, out);
 }
 
 static cow_status_t
@@ -312,11 +308,11 @@ s_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 	cow_tensor_t *r;
 	cow_status_t st;
 
-	if ((st = s_new(src->alloc, dtype, ndim, sizes, &r, func)) !=
+	if ((st = s_new(src->alloc, dtype, ndim, sizes, &r)) !=
 	    COW_OK)
 		return st;
 	return s_done(cow__kernel_copy(r, src->strided, func), r,
-	    src->alloc, out, func);
+	    src->alloc, out);
 }
 
 static cow_status_t
@@ -339,13 +335,13 @@ s_sum(struct cow__fval *a, uint32_t mask, int64_t run, int ndim,
 		in = c;
 	}
 	if ((st = cow__tensor_new_contiguous(cow__sum_dtype(a->dtype), ndim,
-	    sizes, a->alloc, &r, func)) != COW_OK) {
+	    sizes, a->alloc, &r)) != COW_OK) {
 		cow_tensor_release(c);
 		return st;
 	}
 	st = cow__kernel_sum(r, in, mask, run, func);
 	cow_tensor_release(c);
-	return s_done(st, r, a->alloc, out, func);
+	return s_done(st, r, a->alloc, out);
 }
 
 static cow_status_t

@@ -42,7 +42,7 @@ fn_pin(cow_tensor_t *t, void **out)
 {
 	(void)t;
 	(void)out;
-	return cow__error(COW_ENOTSUP, "cow_tensor_pin", "a functional "
+	return cow__error(COW_ENOTSUP, "a functional "
 	    "tensor has no memory of its own to pin");
 }
 
@@ -50,7 +50,7 @@ static cow_status_t
 fn_unpin(cow_tensor_t *t)
 {
 	(void)t;
-	return cow__error(COW_ENOTSUP, "cow_tensor_unpin", "a functional "
+	return cow__error(COW_ENOTSUP, "a functional "
 	    "tensor has no memory of its own to pin");
 }
 
@@ -243,12 +243,13 @@ cow_functional_wrap(cow_tensor_t *t, const cow_backend_t *backend,
 		backend = cow__fn_thread_backend();
 	if ((fn = cow__fn_of(t)) != NULL) {
 		if (fn->group->be != backend)
-			return cow__error(COW_EINVAL, __func__,
+			return COW__NAMED(cow__error(COW_EINVAL,
 			    "the tensor is functional on backend %s, not %s",
-			    fn->group->be->name, backend->name);
-		return cow__fn_clone(t, out, __func__);
+			    fn->group->be->name, backend->name));
+		return COW__NAMED(cow__fn_clone(t, out, __func__));
 	}
-	return adopt_as(backend, t, false, "input", NULL, out, __func__);
+	return COW__NAMED(adopt_as(backend, t, false, "input", NULL, out,
+	    __func__));
 }
 
 cow_status_t
@@ -260,10 +261,11 @@ cow_functional_to_plain(cow_tensor_t *t, cow_tensor_t **out)
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
 	if ((fn = cow__fn_of(t)) == NULL)
-		return cow_tensor_lazy_clone(t, out);
+		return COW__NAMED(cow_tensor_lazy_clone(t, out));
 	if ((st = cow__fn_sync(t, __func__)) != COW_OK)
-		return st;
-	return fn->value->be->ops->export_plain(fn->value, out, __func__);
+		return COW__NAMED(st);
+	return COW__NAMED(fn->value->be->ops->export_plain(fn->value, out,
+	    __func__));
 }
 
 cow_status_t
@@ -272,7 +274,7 @@ cow_functional_sync(cow_tensor_t *t)
 	COW__RETURN_IF_NULL(t);
 	if (cow__fn_of(t) == NULL)
 		return COW_OK;
-	return cow__fn_sync(t, __func__);
+	return COW__NAMED(cow__fn_sync(t, __func__));
 }
 
 cow_status_t
@@ -287,21 +289,21 @@ cow_functional_transpose_(cow_tensor_t *t, int dim0, int dim1)
 
 	COW__RETURN_IF_NULL(t);
 	if ((fn = cow__fn_of(t)) == NULL)
-		return cow__error(COW_ENOTSUP, __func__, "a plain tensor's "
-		    "metadata is immutable: use cow_tensor_transpose()");
+		return COW__NAMED(cow__error(COW_ENOTSUP, "a plain tensor's "
+		    "metadata is immutable: use cow_tensor_transpose()"));
 	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
 	cow__layout_of(t, &l);
 	if ((st = cow__view_step_make(&s, &l, t->itemsize,
-	    fn->group->base_nbytes, __func__)) != COW_OK)
-		return st;
-	if ((st = cow__fn_path_append(fn->path, &s, fn->group->alloc, &path,
-	    __func__)) != COW_OK)
-		return st;
+	    fn->group->base_nbytes)) != COW_OK)
+		return COW__NAMED(st);
+	if ((st = cow__fn_path_append(fn->path, &s, fn->group->alloc,
+	    &path)) != COW_OK)
+		return COW__NAMED(st);
 	if ((st = cow__fn_view_copy(&s, fn->value, &v, __func__)) != COW_OK) {
 		cow__fn_path_release(path);
-		return st;
+		return COW__NAMED(st);
 	}
 	/* Only this tensor changes: its path, value and layout. The
 	 * generation its value reflects stays what it was. */
@@ -321,8 +323,8 @@ cow_functional_info(const cow_tensor_t *t, cow_functional_info_t *out)
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
 	if ((fn = cow__fn_of(t)) == NULL)
-		return cow__error(COW_EINVAL, __func__,
-		    "the tensor is not functional");
+		return COW__NAMED(cow__error(COW_EINVAL,
+		    "the tensor is not functional"));
 	g = fn->group;
 	out->generation = g->generation;
 	out->tensor_generation = fn->generation;

@@ -36,7 +36,8 @@ cow_status_t cow__fn_adopt_storage(cow_status_t st, cow_tensor_t *plain,
 void cow__fn_tensor_destroy(cow_tensor_t *t);
 
 /* Views: the view of @t by the step @s (view_step.h; arguments set by
- * the view function @func, not yet checked). */
+ * the view function @func, not yet checked; @func for a reshape-alias
+ * event of a copy the backend makes). */
 cow_status_t cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
     cow_tensor_t **out, const char *func);
 cow_status_t cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,

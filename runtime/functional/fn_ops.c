@@ -49,7 +49,7 @@ current_value(const cow_tensor_t *t, const cow_backend_t *be,
 	if (fn == NULL)
 		return cow__fn_import_plain(be, (cow_tensor_t *)t, out, func);
 	if (fn->group->be != be)
-		return cow__error(COW_EINVAL, func, "functional tensors on "
+		return cow__error(COW_EINVAL, "functional tensors on "
 		    "backends %s and %s cannot be mixed", be->name,
 		    fn->group->be->name);
 	/* A read: sync (the layer's state changes, not the values). */
@@ -117,8 +117,8 @@ cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
 	cow_status_t st;
 
 	cow__layout_of(t, &l);
-	if ((st = cow__view_step_make(s, &l, t->itemsize, g->base_nbytes,
-	    func)) != COW_OK)
+	if ((st = cow__view_step_make(s, &l, t->itemsize,
+	    g->base_nbytes)) != COW_OK)
 		return st;
 	if (s->kind == COW__STEP_AS_STRIDED) {
 		/* Absolute: from the base, current only with no update
@@ -129,11 +129,11 @@ cow__fn_view_step(cow_tensor_t *t, struct cow__view_step *s,
 		from = fn->value;
 		gen = fn->generation;
 	}
-	if ((st = cow__fn_path_append(fn->path, s, g->alloc, &path, func)) !=
+	if ((st = cow__fn_path_append(fn->path, s, g->alloc, &path)) !=
 	    COW_OK)
 		return st;
 	if ((st = cow__fn_view_copy(s, from, &v, func)) == COW_OK)
-		st = cow__fn_tensor_new(g, path, v, gen, &l, out, func);
+		st = cow__fn_tensor_new(g, path, v, gen, &l, out);
 	cow__fn_path_release(path);
 	return st;
 }
@@ -148,7 +148,7 @@ cow__fn_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, func)) != COW_OK)
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns)) != COW_OK)
 		return st;
 	cow__view_step_init(&s, COW__STEP_VIEW);
 	s.ndim = ndim;
@@ -200,11 +200,11 @@ cow__fn_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 	    (st = cow__fn_sync(t, func)) != COW_OK)
 		return st;
 	cow__fval_retain(fn->group->base);
-	if ((st = cow__fn_group_new(fn->group->base, &g, func)) != COW_OK)
+	if ((st = cow__fn_group_new(fn->group->base, &g)) != COW_OK)
 		return st;
 	cow__fval_retain(fn->value);
 	cow__layout_of(t, &l);
-	st = cow__fn_tensor_new(g, fn->path, fn->value, 0, &l, out, func);
+	st = cow__fn_tensor_new(g, fn->path, fn->value, 0, &l, out);
 	cow__fn_group_release(g);
 	return st;
 }
@@ -242,7 +242,7 @@ cow__fn_mutable_data(cow_tensor_t *t, void **out)
 {
 	(void)t;
 	(void)out;
-	return cow__error(COW_ENOTSUP, "cow_tensor_mutable_data",
+	return cow__error(COW_ENOTSUP,
 	    "a functional tensor has no memory to write (its values belong "
 	    "to the functionalization layer): use ops");
 }
@@ -255,7 +255,7 @@ cow__fn_get(const cow_tensor_t *t, const int64_t *index, double *f,
 	const char *p;
 	cow_status_t st;
 
-	if ((st = cow__index_check(t, index, idx, func)) != COW_OK ||
+	if ((st = cow__index_check(t, index, idx)) != COW_OK ||
 	    (st = cow__fn_sync((cow_tensor_t *)t, func)) != COW_OK)
 		return st;
 	p = cow__fn_of(t)->value->be->ops->element(cow__fn_of(t)->value, idx);
@@ -279,7 +279,7 @@ cow__fn_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	cow_tensor_t *e;
 	cow_status_t st;
 
-	if ((st = cow__index_check(t, index, idx, func)) != COW_OK)
+	if ((st = cow__index_check(t, index, idx)) != COW_OK)
 		return st;
 	/* The one element, as an absolute view of the base: exact even when
 	 * @t's elements overlap (an expanded view writes its one element). */
@@ -317,7 +317,7 @@ cow__fn_fill_(cow_tensor_t *t, double value)
 
 	if (t->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(t, func)) != COW_OK ||
+	if ((st = cow__check_writable(t)) != COW_OK ||
 	    (st = be->ops->full(be, g->alloc, t->dtype, t->ndim, t->sizes, &x,
 	    &v, func)) != COW_OK)
 		return st;
@@ -336,7 +336,7 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 
 	if (t->numel == 0)
 		return COW_OK;
-	if ((st = cow__check_writable(t, func)) != COW_OK ||
+	if ((st = cow__check_writable(t)) != COW_OK ||
 	    (st = current_value(t, cow__fn_of(t)->group->be, &a, func)) !=
 	    COW_OK)
 		return st;
@@ -352,24 +352,23 @@ cow__fn_binary_scalar_(enum cow__binop op, cow_tensor_t *t, double value,
 
 /* Validation of dst = dst op other / dst = other, as the kernels do. */
 static cow_status_t
-check_into(const cow_tensor_t *dst, const cow_tensor_t *other,
-    bool same_dtype, const char *func)
+check_into(const cow_tensor_t *dst, const cow_tensor_t *other, bool same_dtype)
 {
 	int64_t bs[COW__FN_MAXD];
 	cow_status_t st;
 
 	if (same_dtype && dst->dtype != other->dtype)
-		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		return cow__error(COW_EDTYPE, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(dst->dtype),
 		    cow_dtype_name(other->dtype));
 	if ((st = cow__broadcast_strides(dst->ndim, dst->sizes, dst->strides,
-	    dst->ndim, dst->sizes, bs, func)) != COW_OK ||
+	    dst->ndim, dst->sizes, bs)) != COW_OK ||
 	    (st = cow__broadcast_strides(other->ndim, other->sizes,
-	    other->strides, dst->ndim, dst->sizes, bs, func)) != COW_OK)
+	    other->strides, dst->ndim, dst->sizes, bs)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
-	return cow__check_writable(dst, func);
+	return cow__check_writable(dst);
 }
 
 cow_status_t
@@ -393,8 +392,8 @@ cow__fn_binary_(enum cow__binop op, cow_tensor_t *t,
 	/* The kernel's order: dtypes, the op's dtype (and its in-place
 	 * form's), shapes, overlap. */
 	if ((t->dtype == other->dtype &&
-	    (st = cow__binop_check_inplace(op, t->dtype, func)) != COW_OK) ||
-	    (st = check_into(t, other, true, func)) != COW_OK ||
+	    (st = cow__binop_check_inplace(op, t->dtype)) != COW_OK) ||
+	    (st = check_into(t, other, true)) != COW_OK ||
 	    t->numel == 0)
 		return st;
 	/* Read both (other may alias t: it is read as it was before). */
@@ -430,7 +429,7 @@ cow__fn_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 		return st;
 	}
 	be = cow__fn_of(dst)->group->be;
-	if ((st = check_into(dst, src, false, func)) != COW_OK ||
+	if ((st = check_into(dst, src, false)) != COW_OK ||
 	    dst->numel == 0)
 		return st;
 	if ((st = current_value(src, be, &s, func)) != COW_OK)
@@ -468,15 +467,15 @@ cow__fn_binary(enum cow__binop op, const cow_tensor_t *a,
 	int ndim;
 
 	if (a->dtype != b->dtype)
-		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		return cow__error(COW_EDTYPE, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
-	if ((st = cow__binop_check(op, a->dtype, func)) != COW_OK ||
+	if ((st = cow__binop_check(op, a->dtype)) != COW_OK ||
 	    (st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
-	    &ndim, sizes, func)) != COW_OK ||
+	    &ndim, sizes)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes,
-	    cow_dtype_size(cow__binop_result_dtype(op, a->dtype)), NULL, NULL,
-	    func)) != COW_OK)
+	    cow_dtype_size(cow__binop_result_dtype(op, a->dtype)), NULL,
+	    NULL)) != COW_OK)
 		return st;
 	if ((st = current_value(a, be, &va, func)) != COW_OK)
 		return st;
@@ -500,7 +499,7 @@ cow__fn_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	cow_status_t st;
 
 	if (a->dtype == COW_DTYPE_BOOL)
-		return cow__error(COW_EDTYPE, func,
+		return cow__error(COW_EDTYPE,
 		    "negation is not defined for dtype bool");
 	if ((st = current_value(a, cow__fn_of(a)->group->be, &va, func)) !=
 	    COW_OK)
@@ -526,7 +525,7 @@ cow__fn_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 	if (all) {
 		mask = a->ndim == 0 ? 0 : (uint32_t)((1ull << a->ndim) - 1);
 	} else {
-		if ((st = cow__wrap_dim(dim, a->ndim, &d, func)) != COW_OK)
+		if ((st = cow__wrap_dim(dim, a->ndim, &d)) != COW_OK)
 			return st;
 		mask = 1u << d;
 		for (int i = 0; i < a->ndim; i++) {
@@ -561,7 +560,7 @@ cow__fn_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 	cow_status_t st;
 
 	if (a->dtype != b->dtype)
-		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		return cow__error(COW_EDTYPE, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
 	if ((st = current_value(a, be, &va, func)) != COW_OK)

@@ -50,10 +50,10 @@ struct cow__fn_path *cow__fn_path_empty(void);
 /* @p followed by @s (a new path; as_strided starts a path of its own). */
 cow_status_t cow__fn_path_append(const struct cow__fn_path *p,
     const struct cow__view_step *s, cow_allocator_t *alloc,
-    struct cow__fn_path **out, const char *func);
+    struct cow__fn_path **out);
 /* A path of the one step @s. */
 cow_status_t cow__fn_path_one(const struct cow__view_step *s,
-    cow_allocator_t *alloc, struct cow__fn_path **out, const char *func);
+    cow_allocator_t *alloc, struct cow__fn_path **out);
 void cow__fn_path_retain(struct cow__fn_path *p);
 void cow__fn_path_release(struct cow__fn_path *p);
 bool cow__fn_path_equal(const struct cow__fn_path *a,
@@ -88,8 +88,9 @@ struct cow__fn_scalar {
 /*
  * What a backend computes. Every function makes a NEW value (its inputs
  * are immutable), validates nothing the layer has already validated, and
- * on failure returns the status with the message naming @func. Shapes
- * given are the result's.
+ * on failure returns the status with the message recorded. @func: the
+ * public function, for a reshape-alias event (tensor.h). Shapes given are
+ * the result's.
  */
 struct cow__backend_ops {
 	/* A value holding @t's elements (@t plain). @owned: the caller hands
@@ -151,8 +152,7 @@ extern const struct cow_backend_s cow__backend_opaque;
 
 /* A new value struct (refcount 1, a fresh id) for @be with the shape. */
 struct cow__fval *cow__fval_new(const cow_backend_t *be,
-    cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, const char *func);
+    cow_allocator_t *alloc, cow_dtype_t dtype, int ndim, const int64_t *sizes);
 void cow__fval_free_struct(struct cow__fval *v);
 void cow__fval_retain(struct cow__fval *v);
 void cow__fval_release(struct cow__fval *v);
@@ -224,7 +224,7 @@ cow__fn_of(const cow_tensor_t *t)
 
 /* A new group over @base (canonical; the group takes the reference). */
 cow_status_t cow__fn_group_new(struct cow__fval *base,
-    struct cow__fn_group **out, const char *func);
+    struct cow__fn_group **out);
 /* A new group whose base is @v (reference consumed; copied once when it
  * is not canonical). */
 cow_status_t cow__fn_group_fresh(struct cow__fval *v,
@@ -247,7 +247,7 @@ bool cow__fn_group_put(struct cow__fn_group *g);
  */
 cow_status_t cow__fn_tensor_new(struct cow__fn_group *g,
     struct cow__fn_path *path, struct cow__fval *value, uint64_t generation,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out);
 
 /* A functional tensor in a new group whose base is @v (reference
  * consumed; copied once when it is not canonical), with an empty path. */

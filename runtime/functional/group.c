@@ -33,10 +33,9 @@
 #include "tensor/tensor.h"
 
 cow_status_t
-cow__fn_group_new(struct cow__fval *base, struct cow__fn_group **out,
-    const char *func)
+cow__fn_group_new(struct cow__fval *base, struct cow__fn_group **out)
 {
-	struct cow__fn_group *g = cow__alloc(base->alloc, sizeof *g, func);
+	struct cow__fn_group *g = cow__alloc(base->alloc, sizeof *g);
 
 	if (g == NULL) {
 		cow__fval_release(base);
@@ -84,16 +83,16 @@ cow__fn_group_release(struct cow__fn_group *g)
 cow_status_t
 cow__fn_tensor_new(struct cow__fn_group *g, struct cow__fn_path *path,
     struct cow__fval *value, uint64_t generation,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func)
+    const struct cow__layout *l, cow_tensor_t **out)
 {
 	struct cow__fn *fn;
 	cow_tensor_t *t;
 
-	if ((t = cow__tensor_alloc(g->alloc, func)) == NULL) {
+	if ((t = cow__tensor_alloc(g->alloc)) == NULL) {
 		cow__fval_release(value);
 		return COW_ENOMEM;
 	}
-	if ((fn = cow__alloc(g->alloc, sizeof *fn, func)) == NULL) {
+	if ((fn = cow__alloc(g->alloc, sizeof *fn)) == NULL) {
 		cow__tensor_free(t);
 		cow__fval_release(value);
 		return COW_ENOMEM;
@@ -197,7 +196,7 @@ apply_update(struct cow__fn_group *g, const struct cow__fn_update *u,
 	cow__fval_retain(u->value);
 	if (n == 0)
 		return make_canonical(u->value, out, func);
-	if ((inter = cow__alloc(g->alloc, bytes, func)) == NULL) {
+	if ((inter = cow__alloc(g->alloc, bytes)) == NULL) {
 		cow__fval_release(u->value);
 		return COW_ENOMEM;
 	}
@@ -278,7 +277,7 @@ cow__fn_sync(cow_tensor_t *t, const char *func)
 
 /* The path an update of @t is queued with (a new reference). */
 static cow_status_t
-update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
+update_path(cow_tensor_t *t, struct cow__fn_path **out)
 {
 	struct cow__fn *fn = cow__fn_of(t);
 	struct cow__fn_group *g = fn->group;
@@ -291,7 +290,7 @@ update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 	for (size_t k = 0; k < fn->path->len && !overlaps; k++) {
 		cow__view_step_layout(&fn->path->steps[k], &l);
 		if ((st = cow__layout_overlaps(l.ndim, l.sizes, l.strides,
-		    g->alloc, &overlaps, func)) != COW_OK)
+		    g->alloc, &overlaps)) != COW_OK)
 			return st;
 	}
 	if (!overlaps) {
@@ -310,7 +309,7 @@ update_path(cow_tensor_t *t, struct cow__fn_path **out, const char *func)
 	s.in_ndim = g->ndim;
 	for (int d = 0; d < g->ndim; d++)
 		s.in_sizes[d] = g->sizes[d];
-	return cow__fn_path_one(&s, g->alloc, out, func);
+	return cow__fn_path_one(&s, g->alloc, out);
 }
 
 /*
@@ -387,7 +386,7 @@ cow__fn_commit_write(cow_tensor_t *t, struct cow__fval *value,
 	cow_status_t st;
 	size_t i;
 
-	if ((st = update_path(t, &path, func)) != COW_OK) {
+	if ((st = update_path(t, &path)) != COW_OK) {
 		cow__fval_release(value);
 		return st;
 	}
@@ -446,7 +445,7 @@ cow__fn_group_fresh(struct cow__fval *v, struct cow__fn_group **out,
 
 	if ((st = make_canonical(v, &v, func)) != COW_OK)
 		return st;
-	return cow__fn_group_new(v, out, func);
+	return cow__fn_group_new(v, out);
 }
 
 cow_status_t
@@ -461,8 +460,7 @@ cow__fn_tensor_fresh(struct cow__fval *v, cow_tensor_t **out,
 		return st;
 	cow__fval_retain(g->base);
 	cow__layout_contiguous(&l, g->ndim, g->sizes);
-	st = cow__fn_tensor_new(g, cow__fn_path_empty(), g->base, 0, &l, out,
-	    func);
+	st = cow__fn_tensor_new(g, cow__fn_path_empty(), g->base, 0, &l, out);
 	cow__fn_group_release(g);
 	return st;
 }

@@ -157,8 +157,8 @@ group_build(const cow_backend_t *be, const cow_tensor_t *plain,
 	 * rounded down to whole elements (at most PTRDIFF_MAX). */
 	n = (int64_t)(cow_storage_nbytes(plain->storage) / plain->itemsize);
 	cow__layout_contiguous(&l, 1, &n);
-	if ((st = cow__tensor_new(plain->storage, plain->dtype, &l, &w,
-	    func)) != COW_OK)
+	if ((st = cow__tensor_new(plain->storage, plain->dtype, &l,
+	    &w)) != COW_OK)
 		return st;
 	/* Read, not owned: the storage stays the user's (a lazy clone on
 	 * the strided backend, a copy on the opaque one). */
@@ -212,14 +212,14 @@ group_of(const cow_backend_t *be, const cow_tensor_t *plain,
 		cow_tensor_release(whole);
 	}
 	if (g->be != be) {
-		st = cow__error(COW_EINVAL, func, "the storage already has "
+		st = cow__error(COW_EINVAL, "the storage already has "
 		    "functional tensors on backend %s, not %s (one alias "
 		    "group per storage)", g->be->name, be->name);
 		cow__fn_group_release(g);
 		return st;
 	}
 	if (g->dtype != plain->dtype) {
-		st = cow__error(COW_EDTYPE, func, "the storage already has "
+		st = cow__error(COW_EDTYPE, "the storage already has "
 		    "functional tensors of dtype %s, not %s (one alias group "
 		    "per storage, of one dtype: release them first)",
 		    cow_dtype_name(g->dtype), cow_dtype_name(plain->dtype));
@@ -252,8 +252,7 @@ layout_is(const struct cow__layout *l, const cow_tensor_t *t)
  */
 static cow_status_t
 member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
-    struct cow__view_step *s, struct cow__fn_path **out,
-    struct cow__layout *l, const char *func)
+    struct cow__view_step *s, struct cow__fn_path **out, struct cow__layout *l)
 {
 	struct cow__layout in;
 	cow_status_t st;
@@ -273,9 +272,9 @@ member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
 		for (int d = 0; d < plain->ndim; d++)
 			s->sizes[d] = plain->sizes[d];
 		*l = in;
-		if (cow__view_step_make(s, l, plain->itemsize, g->base_nbytes,
-		    func) == COW_OK && layout_is(l, plain))
-			return cow__fn_path_one(s, g->alloc, out, func);
+		if (cow__view_step_make(s, l, plain->itemsize,
+		    g->base_nbytes) == COW_OK && layout_is(l, plain))
+			return cow__fn_path_one(s, g->alloc, out);
 	}
 	cow__view_step_init(s, COW__STEP_AS_STRIDED);
 	s->ndim = plain->ndim;
@@ -287,10 +286,10 @@ member_path(struct cow__fn_group *g, const cow_tensor_t *plain,
 	/* The plain creation validated the layout against the storage, and
 	 * the base holds every element it can reach. */
 	*l = in;
-	if ((st = cow__view_step_make(s, l, plain->itemsize, g->base_nbytes,
-	    func)) != COW_OK)
+	if ((st = cow__view_step_make(s, l, plain->itemsize,
+	    g->base_nbytes)) != COW_OK)
 		return st;
-	return cow__fn_path_one(s, g->alloc, out, func);
+	return cow__fn_path_one(s, g->alloc, out);
 }
 
 /* A new tensor of @g at @plain's place in the storage. */
@@ -305,7 +304,7 @@ member(struct cow__fn_group *g, const cow_tensor_t *plain,
 	uint64_t gen;
 	cow_status_t st;
 
-	if ((st = member_path(g, plain, &s, &path, &l, func)) != COW_OK)
+	if ((st = member_path(g, plain, &s, &path, &l)) != COW_OK)
 		return st;
 	/* As a view of the base: current only with no update pending. */
 	gen = g->nupd == 0 ? g->generation : COW__FN_STALE;
@@ -317,7 +316,7 @@ member(struct cow__fn_group *g, const cow_tensor_t *plain,
 		st = cow__fn_view_copy(&path->steps[0], g->base, &v, func);
 	}
 	if (st == COW_OK)
-		st = cow__fn_tensor_new(g, path, v, gen, &l, out, func);
+		st = cow__fn_tensor_new(g, path, v, gen, &l, out);
 	cow__fn_path_release(path);
 	return st;
 }

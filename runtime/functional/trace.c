@@ -48,21 +48,21 @@ cow_functional_trace_start(void)
 	cow_allocator_t *a = cow_allocator_default();
 
 	if (cow__fn_tls.trace != NULL)
-		return cow__error(COW_EBUSY, __func__,
-		    "the calling thread is already recording a trace");
+		return COW__NAMED(cow__error(COW_EBUSY,
+		    "the calling thread is already recording a trace"));
 	pthread_once(&trace_once, trace_key_create);
 	if (!trace_key_ok)
-		return cow__error(COW_ENOMEM, __func__,
-		    "pthread_key_create failed");
-	if ((tr = cow__alloc(a, sizeof *tr, __func__)) == NULL)
-		return COW_ENOMEM;
+		return COW__NAMED(cow__error(COW_ENOMEM,
+		    "pthread_key_create failed"));
+	if ((tr = cow__alloc(a, sizeof *tr)) == NULL)
+		return COW__NAMED(COW_ENOMEM);
 	memset(tr, 0, sizeof *tr);
 	tr->alloc = a;
 	tr->complete = true;
 	if (pthread_setspecific(trace_key, tr) != 0) {
 		cow__free(a, tr, sizeof *tr);
-		return cow__error(COW_ENOMEM, __func__,
-		    "pthread_setspecific failed");
+		return COW__NAMED(cow__error(COW_ENOMEM,
+		    "pthread_setspecific failed"));
 	}
 	cow__fn_tls.trace = tr;
 	return COW_OK;
@@ -73,8 +73,8 @@ cow_functional_trace_stop(cow_functional_trace_t **out)
 {
 	COW__RETURN_IF_NULL(out);
 	if (cow__fn_tls.trace == NULL)
-		return cow__error(COW_EINVAL, __func__,
-		    "the calling thread is not recording a trace");
+		return COW__NAMED(cow__error(COW_EINVAL,
+		    "the calling thread is not recording a trace"));
 	*out = cow__fn_tls.trace;
 	cow__fn_tls.trace = NULL;
 	(void)pthread_setspecific(trace_key, NULL);
@@ -89,11 +89,9 @@ trace_grow(struct cow_functional_trace_s *tr)
 	char **lines;
 	size_t *sizes;
 
-	if ((lines = cow__alloc(tr->alloc, cap * sizeof *lines,
-	    "cow_functional_trace")) == NULL)
+	if ((lines = cow__alloc(tr->alloc, cap * sizeof *lines)) == NULL)
 		return false;
-	if ((sizes = cow__alloc(tr->alloc, cap * sizeof *sizes,
-	    "cow_functional_trace")) == NULL) {
+	if ((sizes = cow__alloc(tr->alloc, cap * sizeof *sizes)) == NULL) {
 		cow__free(tr->alloc, lines, cap * sizeof *lines);
 		return false;
 	}
@@ -126,8 +124,9 @@ cow__fn_trace(const char *fmt, ...)
 	va_end(ap);
 	n = strlen(buf) + 1;
 	if ((tr->len == tr->cap && !trace_grow(tr)) ||
-	    (line = cow__alloc(tr->alloc, n, "cow_functional_trace")) ==
-	    NULL) {
+	    (line = cow__alloc(tr->alloc, n)) == NULL) {
+		/* The op goes on; the message names the trace. */
+		(void)cow__named(COW_ENOMEM, "cow_functional_trace");
 		tr->complete = false;
 		return;
 	}

@@ -9,9 +9,9 @@
 
 struct cow__fval *
 cow__fval_new(const cow_backend_t *be, cow_allocator_t *alloc,
-    cow_dtype_t dtype, int ndim, const int64_t *sizes, const char *func)
+    cow_dtype_t dtype, int ndim, const int64_t *sizes)
 {
-	struct cow__fval *v = cow__alloc(alloc, sizeof *v, func);
+	struct cow__fval *v = cow__alloc(alloc, sizeof *v);
 
 	if (v == NULL)
 		return NULL;

@@ -20,13 +20,12 @@ cow__fn_path_empty(void)
 }
 
 static cow_status_t
-path_alloc(size_t len, cow_allocator_t *alloc, struct cow__fn_path **out,
-    const char *func)
+path_alloc(size_t len, cow_allocator_t *alloc, struct cow__fn_path **out)
 {
 	struct cow__fn_path *p;
 	size_t bytes = sizeof *p + len * sizeof p->steps[0];
 
-	if ((p = cow__alloc(alloc, bytes, func)) == NULL)
+	if ((p = cow__alloc(alloc, bytes)) == NULL)
 		return COW_ENOMEM;
 	cow__ref_init(&p->refs, 1);
 	p->alloc = alloc;
@@ -38,7 +37,7 @@ path_alloc(size_t len, cow_allocator_t *alloc, struct cow__fn_path **out,
 cow_status_t
 cow__fn_path_append(const struct cow__fn_path *p,
     const struct cow__view_step *s, cow_allocator_t *alloc,
-    struct cow__fn_path **out, const char *func)
+    struct cow__fn_path **out)
 {
 	struct cow__fn_path *r;
 	cow_status_t st;
@@ -46,8 +45,8 @@ cow__fn_path_append(const struct cow__fn_path *p,
 	/* as_strided is absolute over the base: what came before it does
 	 * not matter for its value. */
 	if (s->kind == COW__STEP_AS_STRIDED)
-		return cow__fn_path_one(s, alloc, out, func);
-	if ((st = path_alloc(p->len + 1, alloc, &r, func)) != COW_OK)
+		return cow__fn_path_one(s, alloc, out);
+	if ((st = path_alloc(p->len + 1, alloc, &r)) != COW_OK)
 		return st;
 	if (p->len > 0)
 		memcpy(r->steps, p->steps, p->len * sizeof p->steps[0]);
@@ -58,12 +57,12 @@ cow__fn_path_append(const struct cow__fn_path *p,
 
 cow_status_t
 cow__fn_path_one(const struct cow__view_step *s, cow_allocator_t *alloc,
-    struct cow__fn_path **out, const char *func)
+    struct cow__fn_path **out)
 {
 	struct cow__fn_path *r;
 	cow_status_t st;
 
-	if ((st = path_alloc(1, alloc, &r, func)) != COW_OK)
+	if ((st = path_alloc(1, alloc, &r)) != COW_OK)
 		return st;
 	r->steps[0] = *s;
 	*out = r;

@@ -51,7 +51,7 @@ _Static_assert(COW_DTYPE_COUNT == 15, "every dtype needs its DLPack type");
 
 /* The library's dtype for a DLPack one; COW_EINVAL naming it otherwise. */
 static cow_status_t
-dtype_from_dl(struct cow__dl_dtype d, cow_dtype_t *out, const char *func)
+dtype_from_dl(struct cow__dl_dtype d, cow_dtype_t *out)
 {
 	for (int i = 0; i < COW_DTYPE_COUNT; i++) {
 		if (dl_dtypes[i].code == d.code && dl_dtypes[i].bits == d.bits &&
@@ -60,7 +60,7 @@ dtype_from_dl(struct cow__dl_dtype d, cow_dtype_t *out, const char *func)
 			return COW_OK;
 		}
 	}
-	return cow__error(COW_EINVAL, func, "dl_tensor.dtype: code %u, bits %u, "
+	return cow__error(COW_EINVAL, "dl_tensor.dtype: code %u, bits %u, "
 	    "lanes %u is not a dtype this library knows", d.code, d.bits,
 	    d.lanes);
 }
@@ -88,7 +88,7 @@ export_free(struct dl_export *e)
 	cow_tensor_t *held = e->held;
 
 	if (e->pinned)
-		(void)cow__storage_unpin(held->storage, __func__);
+		(void)cow__storage_unpin(held->storage);
 	cow__free(alloc, e, sizeof *e);
 	/* Last: the allocator outlives the storage (alloc.h). */
 	cow_tensor_release(held);
@@ -126,7 +126,7 @@ export_hold(cow_tensor_t *t, unsigned flags, cow_tensor_t **held,
 	} else if (flags & COW_DLPACK_READ_ONLY) {
 		/* A snapshot: a lazy clone, O(1) unless @t is pinned. */
 		if ((st = cow_tensor_lazy_clone(t, held)) != COW_OK)
-			return cow__error_wrap(st, func,
+			return cow__error_wrap(st,
 			    "cannot take a snapshot: ");
 		if ((st = cow__tensor_read_data(*held, data, func)) != COW_OK)
 			cow_tensor_release(*held);
@@ -183,19 +183,19 @@ export_tensor(cow_tensor_t *t, unsigned flags, bool versioned,
 	bool pinned;
 
 	if ((flags & ~EXPORT_FLAGS) != 0)
-		return cow__error(COW_EINVAL, func, "unknown flags 0x%x",
+		return cow__error(COW_EINVAL, "unknown flags 0x%x",
 		    flags & ~EXPORT_FLAGS);
 	if (!cow__tensor_is_strided(t)) {
 		/* A functional tensor's value, as a plain tensor. */
 		if (!(flags & (COW_DLPACK_READ_ONLY | COW_DLPACK_COPY)))
-			return cow__error(COW_ENOTSUP, func, "a functional "
+			return cow__error(COW_ENOTSUP, "a functional "
 			    "tensor has no memory of its own to export "
 			    "writable: export it read-only or as a copy");
 		if ((st = cow_functional_to_plain(t, &plain)) != COW_OK)
-			return cow__error_wrap(st, func, "");
+			return cow__error_wrap(st, "");
 		t = plain;
 	}
-	e = cow__alloc(cow__tensor_allocator(t), sizeof *e, func);
+	e = cow__alloc(cow__tensor_allocator(t), sizeof *e);
 	if (e == NULL) {
 		cow_tensor_release(plain);
 		return COW_ENOMEM;
@@ -242,7 +242,7 @@ cow_tensor_to_dlpack(cow_tensor_t *t, unsigned flags,
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
 	if ((st = export_tensor(t, flags, false, &e, __func__)) != COW_OK)
-		return st;
+		return COW__NAMED(st);
 	*out = &e->m.legacy;
 	return COW_OK;
 }
@@ -257,7 +257,7 @@ cow_tensor_to_dlpack_versioned(cow_tensor_t *t, unsigned flags,
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
 	if ((st = export_tensor(t, flags, true, &e, __func__)) != COW_OK)
-		return st;
+		return COW__NAMED(st);
 	*out = &e->m.versioned;
 	return COW_OK;
 }
@@ -324,7 +324,7 @@ struct dl_import {
  */
 static cow_status_t
 import_own(const struct dl_import *im, cow_dtype_t dtype, const char *base,
-    cow_tensor_t **out, const char *func)
+    cow_tensor_t **out)
 {
 	const struct cow__dl_tensor *dl = im->dl;
 	const struct dl_export *e = im->own;
@@ -345,14 +345,14 @@ import_own(const struct dl_import *im, cow_dtype_t dtype, const char *base,
 	if (base == NULL ? !empty : sdata == NULL ||
 	    (uintptr_t)base < (uintptr_t)sdata ||
 	    ((uintptr_t)base - (uintptr_t)sdata) % isz != 0)
-		st = cow__error(COW_EINVAL, func, "dl_tensor.data does not "
+		st = cow__error(COW_EINVAL, "dl_tensor.data does not "
 		    "point at a %s element of the storage this library "
 		    "exported", cow_dtype_name(dtype));
 	else if (base != NULL)
 		offset = (int64_t)(((uintptr_t)base - (uintptr_t)sdata) / isz);
 	if (st == COW_OK && (st = cow_tensor_from_storage(s, dtype, dl->ndim,
 	    dl->shape, dl->strides, offset, &v)) != COW_OK)
-		st = cow__error_wrap(st, func, st == COW_ENOMEM ? "" :
+		st = cow__error_wrap(st, st == COW_ENOMEM ? "" :
 		    "dl_tensor does not describe the memory this library "
 		    "exported: ");
 	/* The view holds the storage now: release the export (its pin). */
@@ -364,7 +364,7 @@ import_own(const struct dl_import *im, cow_dtype_t dtype, const char *base,
 	st = cow_tensor_lazy_clone(v, &c);
 	cow_tensor_release(v);
 	if (st != COW_OK)
-		return cow__error_wrap(st, func, "");
+		return cow__error_wrap(st, "");
 	*out = c;
 	return COW_OK;
 }
@@ -372,8 +372,7 @@ import_own(const struct dl_import *im, cow_dtype_t dtype, const char *base,
 /* The checks every import makes; *dtype and *base (element [0, ..., 0])
  * from the DLTensor. */
 static cow_status_t
-import_check(const struct dl_import *im, cow_dtype_t *dtype, char **base,
-    const char *func)
+import_check(const struct dl_import *im, cow_dtype_t *dtype, char **base)
 {
 	const struct cow__dl_tensor *dl = im->dl;
 	cow_status_t st;
@@ -381,24 +380,24 @@ import_check(const struct dl_import *im, cow_dtype_t *dtype, char **base,
 	if (dl->device.device_type != COW__DL_CPU &&
 	    dl->device.device_type != COW__DL_CUDA_HOST &&
 	    dl->device.device_type != COW__DL_ROCM_HOST)
-		return cow__error(COW_EINVAL, func, "dl_tensor.device: type %d "
+		return cow__error(COW_EINVAL, "dl_tensor.device: type %d "
 		    "is not memory the CPU can read (kDLCPU, kDLCUDAHost or "
 		    "kDLROCMHost)", (int)dl->device.device_type);
-	if ((st = dtype_from_dl(dl->dtype, dtype, func)) != COW_OK)
+	if ((st = dtype_from_dl(dl->dtype, dtype)) != COW_OK)
 		return st;
 	if (dl->ndim < 0 || dl->ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "dl_tensor.ndim %d out of range [0, %d]", (int)dl->ndim,
 		    COW_TENSOR_MAX_NDIM);
 	if (dl->ndim > 0 && dl->shape == NULL)
-		return cow__error(COW_EINVAL, func, "dl_tensor.shape is NULL "
+		return cow__error(COW_EINVAL, "dl_tensor.shape is NULL "
 		    "but ndim is %d", (int)dl->ndim);
 	if (dl->ndim > 0 && dl->strides == NULL && !im->strides_optional)
-		return cow__error(COW_EINVAL, func, "dl_tensor.strides is NULL "
+		return cow__error(COW_EINVAL, "dl_tensor.strides is NULL "
 		    "but ndim is %d (DLPack 1.2 and later always fill them)",
 		    (int)dl->ndim);
 	if (dl->byte_offset > (uint64_t)PTRDIFF_MAX)
-		return cow__error(COW_EINVAL, func, "dl_tensor.byte_offset "
+		return cow__error(COW_EINVAL, "dl_tensor.byte_offset "
 		    "%llu is out of range", (unsigned long long)dl->byte_offset);
 	*base = dl->data == NULL ? NULL : (char *)dl->data + dl->byte_offset;
 	return COW_OK;
@@ -422,9 +421,9 @@ import_tensor(const struct dl_import *im, cow_tensor_t **out,
 	unsigned sflags;
 	cow_status_t st;
 
-	if ((st = import_check(im, &dtype, &base, func)) == COW_OK) {
+	if ((st = import_check(im, &dtype, &base)) == COW_OK) {
 		if (im->own != NULL)
-			return import_own(im, dtype, base, out, func);
+			return import_own(im, dtype, base, out);
 		if (im->read_only)
 			sflags = COW_STORAGE_READ_ONLY;
 		else
@@ -448,20 +447,20 @@ cow_tensor_from_dlpack(struct DLManagedTensor *managed, unsigned flags,
 
 	COW__RETURN_IF_NULL(managed);
 	if (out == NULL)
-		st = cow__error(COW_EINVAL, __func__, "argument 'out' is NULL");
+		st = cow__error(COW_EINVAL, "argument 'out' is NULL");
 	else if ((flags & ~(unsigned)COW_DLPACK_READ_ONLY) != 0)
-		st = cow__error(COW_EINVAL, __func__, "unknown flags 0x%x",
+		st = cow__error(COW_EINVAL, "unknown flags 0x%x",
 		    flags & ~(unsigned)COW_DLPACK_READ_ONLY);
 	else {
 		im = (struct dl_import){&managed->dl_tensor, true,
 		    (flags & COW_DLPACK_READ_ONLY) != 0, false, legacy_release,
 		    managed, cow_dlpack_is_own(managed) ?
 		    managed->manager_ctx : NULL};
-		return import_tensor(&im, out, __func__);
+		return COW__NAMED(import_tensor(&im, out, __func__));
 	}
 	/* Refused before the import: hand the memory back now. */
 	legacy_release(NULL, 0, managed);
-	return st;
+	return COW__NAMED(st);
 }
 
 cow_status_t
@@ -474,13 +473,13 @@ cow_tensor_from_dlpack_versioned(struct DLManagedTensorVersioned *managed,
 	COW__RETURN_IF_NULL(managed);
 	if (managed->version.major != COW_DLPACK_MAJOR)
 		/* Nothing past the version may be read. */
-		st = cow__error(COW_EINVAL, __func__, "DLPack major version "
+		st = cow__error(COW_EINVAL, "DLPack major version "
 		    "%u is not supported (only %d)",
 		    (unsigned)managed->version.major, COW_DLPACK_MAJOR);
 	else if (out == NULL)
-		st = cow__error(COW_EINVAL, __func__, "argument 'out' is NULL");
+		st = cow__error(COW_EINVAL, "argument 'out' is NULL");
 	else if ((flags & ~(unsigned)COW_DLPACK_READ_ONLY) != 0)
-		st = cow__error(COW_EINVAL, __func__, "unknown flags 0x%x",
+		st = cow__error(COW_EINVAL, "unknown flags 0x%x",
 		    flags & ~(unsigned)COW_DLPACK_READ_ONLY);
 	else {
 		im = (struct dl_import){&managed->dl_tensor,
@@ -491,8 +490,8 @@ cow_tensor_from_dlpack_versioned(struct DLManagedTensorVersioned *managed,
 		    versioned_release, managed,
 		    cow_dlpack_versioned_is_own(managed) ?
 		    managed->manager_ctx : NULL};
-		return import_tensor(&im, out, __func__);
+		return COW__NAMED(import_tensor(&im, out, __func__));
 	}
 	versioned_release(NULL, 0, managed);
-	return st;
+	return COW__NAMED(st);
 }

@@ -325,7 +325,7 @@ emit_tensor(struct cow__snap_save *s, emit_fn emit, size_t i, uint64_t pos,
 	}
 	cap = e->nbytes < SAVE_GATHER ? (size_t)e->nbytes :
 	    SAVE_GATHER / e->itemsize * e->itemsize;
-	if ((buf = cow__alloc(a, cap, "cow_snapshot_save")) == NULL)
+	if ((buf = cow__alloc(a, cap)) == NULL)
 		return cow__snap_save_fail(s, COW_ENOMEM, "no memory for a %zu-byte "
 		    "buffer to gather tensor %zu (\"%s\") in C order", cap, i,
 		    e->name);
@@ -596,22 +596,21 @@ save_free(struct cow__snap_save *s)
 }
 
 static cow_status_t
-save_check(const cow_snapshot_t *snap, const cow_snapshot_save_t *how,
-    const char *func)
+save_check(const cow_snapshot_t *snap, const cow_snapshot_save_t *how)
 {
 	if (how->mode != COW_SNAPSHOT_STREAM &&
 	    how->mode != COW_SNAPSHOT_PERSIST_FIRST)
-		return cow__error(COW_EINVAL, func, "unknown save mode %d",
+		return cow__error(COW_EINVAL, "unknown save mode %d",
 		    (int)how->mode);
 	if (how->mode == COW_SNAPSHOT_STREAM && how->write == NULL)
-		return cow__error(COW_EINVAL, func, "COW_SNAPSHOT_STREAM needs "
+		return cow__error(COW_EINVAL, "COW_SNAPSHOT_STREAM needs "
 		    "a write callback");
 	if (how->mode == COW_SNAPSHOT_PERSIST_FIRST && how->pwrite == NULL)
-		return cow__error(COW_EINVAL, func, "COW_SNAPSHOT_PERSIST_FIRST "
+		return cow__error(COW_EINVAL, "COW_SNAPSHOT_PERSIST_FIRST "
 		    "needs a pwrite callback");
 	for (size_t i = 0; i < snap->count; i++)
 		if (!cow_snapshot_is_held(snap, i))
-			return cow__error(COW_ERELEASED, func, "tensor %zu "
+			return cow__error(COW_ERELEASED, "tensor %zu "
 			    "(\"%s\") was released before the save", i,
 			    snap->tensors[i].name);
 	return COW_OK;
@@ -619,7 +618,7 @@ save_check(const cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 
 /* The order (a copy, checked), and the offsets of a persist-first save. */
 static cow_status_t
-save_layout(struct cow__snap_save *s, const char *func)
+save_layout(struct cow__snap_save *s)
 {
 	struct cow_snapshot *snap = s->snap;
 	const size_t *order = s->how.order;
@@ -634,7 +633,7 @@ save_layout(struct cow__snap_save *s, const char *func)
 			size_t i = s->order[k];
 
 			if (i >= n || s->offsets[i] != 0)
-				return cow__error(COW_EINVAL, func, "order is "
+				return cow__error(COW_EINVAL, "order is "
 				    "not a permutation of 0..%zu: entry %zu is "
 				    "%zu", n - 1, k, i);
 			s->offsets[i] = 1;
@@ -646,7 +645,7 @@ save_layout(struct cow__snap_save *s, const char *func)
 		s->offsets[i] = at;
 		s->total += snap->tensors[i].nbytes;
 		if (__builtin_add_overflow(at, snap->tensors[i].nbytes, &at))
-			return cow__error(COW_EOVERFLOW, func, "base_offset "
+			return cow__error(COW_EOVERFLOW, "base_offset "
 			    "%llu plus the snapshot's bytes overflows",
 			    (unsigned long long)s->how.base_offset);
 	}
@@ -657,7 +656,7 @@ save_layout(struct cow__snap_save *s, const char *func)
  * registered save holding a reference on @snap. */
 cow_status_t
 cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
-    struct cow__snap_save **out, const char *func)
+    struct cow__snap_save **out)
 {
 	cow_allocator_t *a = cow_allocator_default();
 	struct cow__snap_save *s;
@@ -665,18 +664,18 @@ cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	cow_status_t st;
 
 	if (snap == NULL || how == NULL)
-		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		return cow__error(COW_EINVAL, "argument '%s' is NULL",
 		    snap == NULL ? "snap" : "how");
 	/* Busy first: a save that runs makes the other checks moot. */
 	if (!cow__atomic_cas_relaxed(&snap->saving, 0, 1))
-		return cow__error(COW_EBUSY, func, "another save runs on this "
+		return cow__error(COW_EBUSY, "another save runs on this "
 		    "snapshot");
-	if ((st = save_check(snap, how, func)) != COW_OK) {
+	if ((st = save_check(snap, how)) != COW_OK) {
 		cow__atomic_store_relaxed(&snap->saving, 0);
 		return st;
 	}
 	n = snap->count;
-	if ((s = cow__alloc(a, sizeof *s, func)) == NULL) {
+	if ((s = cow__alloc(a, sizeof *s)) == NULL) {
 		cow__atomic_store_relaxed(&snap->saving, 0);
 		return COW_ENOMEM;
 	}
@@ -684,13 +683,13 @@ cow__snap_save_begin(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 	s->snap = snap;
 	s->how = *how;
 	s->id = cow__atomic_fetch_add_relaxed(&snap->save_ids, 1) + 1;
-	s->order = n > 0 ? cow__alloc(a, n * sizeof *s->order, func) : NULL;
-	s->offsets = n > 0 ? cow__alloc_zeroed(a, n * sizeof *s->offsets,
-	    func) : NULL;
+	s->order = n > 0 ? cow__alloc(a, n * sizeof *s->order) : NULL;
+	s->offsets = n > 0 ? cow__alloc_zeroed(a,
+	    n * sizeof *s->offsets) : NULL;
 	if (n > 0 && (s->order == NULL || s->offsets == NULL))
 		st = COW_ENOMEM;
 	else
-		st = save_layout(s, func);
+		st = save_layout(s);
 	if (st != COW_OK) {
 		save_free(s);
 		cow__atomic_store_relaxed(&snap->saving, 0);
@@ -781,10 +780,10 @@ cow_snapshot_save(cow_snapshot_t *snap, const cow_snapshot_save_t *how)
 	char message[sizeof s->message];
 	cow_status_t st;
 
-	if ((st = cow__snap_save_begin(snap, how, &s, __func__)) != COW_OK)
-		return st;
+	if ((st = cow__snap_save_begin(snap, how, &s)) != COW_OK)
+		return COW__NAMED(st);
 	if ((st = save_run_end(s, message, sizeof message)) != COW_OK)
-		return cow__error(st, __func__, "%s", message);
+		return COW__NAMED(cow__error(st, "%s", message));
 	return COW_OK;
 }
 
@@ -844,11 +843,11 @@ job_free(struct cow_snapshot_job *job)
 
 cow_status_t
 cow__job_new(void (*progress)(void *, uint64_t, uint64_t), void *ctx,
-    uint64_t total, struct cow_snapshot_job **out, const char *func)
+    uint64_t total, struct cow_snapshot_job **out)
 {
 	struct cow_snapshot_job *job;
 
-	if ((job = cow__alloc(cow_allocator_default(), sizeof *job, func)) ==
+	if ((job = cow__alloc(cow_allocator_default(), sizeof *job)) ==
 	    NULL)
 		return COW_ENOMEM;
 	memset(job, 0, sizeof *job);
@@ -865,15 +864,14 @@ cow__job_new(void (*progress)(void *, uint64_t, uint64_t), void *ctx,
 }
 
 cow_status_t
-cow__job_run(struct cow_snapshot_job *job, cow__job_fn run, void *arg,
-    const char *func)
+cow__job_run(struct cow_snapshot_job *job, cow__job_fn run, void *arg)
 {
 	int err;
 
 	job->run = run;
 	job->arg = arg;
 	if ((err = pthread_create(&job->thread, NULL, job_main, job)) != 0)
-		return cow__error(COW_ENOMEM, func, "pthread_create: %s",
+		return cow__error(COW_ENOMEM, "pthread_create: %s",
 		    strerror(err));
 	return COW_OK;
 }
@@ -901,22 +899,22 @@ cow_snapshot_save_start(cow_snapshot_t *snap, const cow_snapshot_save_t *how,
 
 	COW__RETURN_IF_NULL(out);
 	COW__RETURN_IF_NULL(how);
-	if ((st = cow__job_new(how->progress, how->progress_ctx, 0, &job,
-	    __func__)) != COW_OK)
-		return st;
-	if ((st = cow__snap_save_begin(snap, how, &s, __func__)) != COW_OK) {
+	if ((st = cow__job_new(how->progress, how->progress_ctx, 0,
+	    &job)) != COW_OK)
+		return COW__NAMED(st);
+	if ((st = cow__snap_save_begin(snap, how, &s)) != COW_OK) {
 		job_free(job);
-		return st;
+		return COW__NAMED(st);
 	}
 	cow__snap_save_attach(s, job);
 	/* Writers persist from now on, before the thread starts. */
 	cow__snap_save_publish(s);
-	if ((st = cow__job_run(job, save_task, s, __func__)) != COW_OK) {
+	if ((st = cow__job_run(job, save_task, s)) != COW_OK) {
 		char message[sizeof s->message];
 
 		cow__snap_save_end(s, message, sizeof message); /* nothing ran */
 		job_free(job);
-		return st;
+		return COW__NAMED(st);
 	}
 	*out = job;
 	return COW_OK;
@@ -962,7 +960,7 @@ cow_snapshot_job_wait(cow_snapshot_job_t *job)
 	memcpy(message, job->message, sizeof message);
 	cow__mutex_unlock(&job->lock);
 	if (st != COW_OK)
-		return cow__error(st, __func__, "%s", message);
+		return COW__NAMED(cow__error(st, "%s", message));
 	return COW_OK;
 }
 

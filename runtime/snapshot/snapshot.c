@@ -314,15 +314,15 @@ take_check(size_t count, cow_tensor_t *const *tensors,
 
 	*ndims = *names_bytes = 0;
 	if (count > 0 && (tensors == NULL || names == NULL))
-		return cow__error(COW_EINVAL, func, "%s is NULL for %zu "
+		return cow__error(COW_EINVAL, "%s is NULL for %zu "
 		    "tensors", tensors == NULL ? "tensors" : "names", count);
 	for (size_t i = 0; i < count; i++) {
 		if (tensors[i] == NULL || names[i] == NULL)
-			return cow__error(COW_EINVAL, func, "%s[%zu] is NULL",
+			return cow__error(COW_EINVAL, "%s[%zu] is NULL",
 			    tensors[i] == NULL ? "tensors" : "names", i);
 		if (!cow__tensor_is_strided(tensors[i]) ||
 		    tensors[i]->storage == NULL)
-			return cow__error(COW_EINVAL, func, "tensor %zu (\"%s\") "
+			return cow__error(COW_EINVAL, "tensor %zu (\"%s\") "
 			    "is functional: it has no storage to share; "
 			    "snapshot cow_functional_to_plain()'s result", i,
 			    names[i]);
@@ -401,7 +401,7 @@ take_clone(struct cow_snapshot *snap, size_t k, cow_storage_t *live)
 	 * itself instead, for one group). */
 	if ((st = COW__FAULT_POINT(snapshot_lazy_copy,
 	    cow_storage_lazy_clone(live, &g->clone))) != COW_OK)
-		return cow__error_wrap(st, "cow_snapshot_take", "");
+		return cow__error_wrap(st, "");
 	return COW_OK;
 }
 
@@ -444,11 +444,11 @@ cow_snapshot_take(size_t count, cow_tensor_t *const *tensors,
 	COW__RETURN_IF_NULL(out);
 	if ((st = take_check(count, tensors, names, &ndims, &names_bytes)) !=
 	    COW_OK)
-		return st;
+		return COW__NAMED(st);
 	if (count > 0) {
-		if ((keys = cow__alloc(a, count * sizeof *keys, __func__)) ==
+		if ((keys = cow__alloc(a, count * sizeof *keys)) ==
 		    NULL)
-			return COW_ENOMEM;
+			return COW__NAMED(COW_ENOMEM);
 		for (size_t i = 0; i < count; i++)
 			keys[i] = (struct snap_key){
 			    (uintptr_t)tensors[i]->storage, i};
@@ -459,13 +459,13 @@ cow_snapshot_take(size_t count, cow_tensor_t *const *tensors,
 	}
 	if ((bytes = block_size(count, ngroups, ndims, names_bytes)) == 0) {
 		cow__free(a, keys, count * sizeof *keys);
-		return cow__error(COW_EOVERFLOW, __func__, "%zu tensors with "
+		return COW__NAMED(cow__error(COW_EOVERFLOW, "%zu tensors with "
 		    "%zu dimensions and %zu bytes of names are too many",
-		    count, ndims, names_bytes);
+		    count, ndims, names_bytes));
 	}
-	if ((block = cow__alloc(a, bytes, __func__)) == NULL) {
+	if ((block = cow__alloc(a, bytes)) == NULL) {
 		cow__free(a, keys, count * sizeof *keys);
-		return COW_ENOMEM;
+		return COW__NAMED(COW_ENOMEM);
 	}
 	snap = block_layout(block, bytes, count, ngroups, &pool);
 	namep = (char *)(pool + 2 * ndims);
@@ -493,7 +493,7 @@ cow_snapshot_take(size_t count, cow_tensor_t *const *tensors,
 			cow_storage_release(snap->groups[k].clone);
 		cow__free(a, keys, count * sizeof *keys);
 		cow__free(a, block, bytes);
-		return st;
+		return COW__NAMED(st);
 	}
 	cow__ref_init(&snap->users, 1);
 	cow__ref_init(&snap->holders, 1);
@@ -555,8 +555,8 @@ cow_snapshot_release_tensor(cow_snapshot_t *snap, size_t i)
 
 	COW__RETURN_IF_NULL(snap);
 	if (i >= snap->count)
-		return cow__error(COW_ERANGE, __func__, "tensor %zu of a "
-		    "snapshot of %zu", i, snap->count);
+		return COW__NAMED(cow__error(COW_ERANGE, "tensor %zu of a "
+		    "snapshot of %zu", i, snap->count));
 	g = &snap->groups[snap->tensors[i].group];
 	if (!cow__atomic_cas_relaxed(&snap->tensors[i].held, 1, 0))
 		return COW_OK;
@@ -649,30 +649,31 @@ cow_snapshot_get(cow_snapshot_t *snap, size_t i, cow_tensor_t **out)
 	COW__RETURN_IF_NULL(snap);
 	COW__RETURN_IF_NULL(out);
 	if ((e = entry(snap, i)) == NULL)
-		return cow__error(COW_ERANGE, __func__, "tensor %zu of a "
-		    "snapshot of %zu", i, snap->count);
+		return COW__NAMED(cow__error(COW_ERANGE, "tensor %zu of a "
+		    "snapshot of %zu", i, snap->count));
 	g = &snap->groups[e->group];
 	/* A reader inside the group keeps its lazy copy alive; the section
 	 * is one a fork waits for (it leaves no reader behind). */
 	gate = cow__fork_gate_enter();
 	if (!group_reader_enter(g)) {
 		cow__fork_gate_leave(gate);
-		return cow__error(COW_ERELEASED, __func__, "tensor %zu (\"%s\") "
-		    "was released", i, e->name);
+		return COW__NAMED(cow__error(COW_ERELEASED,
+		    "tensor %zu (\"%s\") "
+		    "was released", i, e->name));
 	}
 	if (cow__atomic_load_relaxed(&e->held) == 0)
-		st = cow__error(COW_ERELEASED, __func__, "tensor %zu (\"%s\") "
+		st = cow__error(COW_ERELEASED, "tensor %zu (\"%s\") "
 		    "was released", i, e->name);
 	else if ((st = cow_storage_lazy_clone(g->clone, &s)) != COW_OK)
-		st = cow__error_wrap(st, __func__, "");
+		st = cow__error_wrap(st, "");
 	group_reader_leave(g);
 	cow__fork_gate_leave(gate);
 	if (st != COW_OK)
-		return st;
+		return COW__NAMED(st);
 	cow__layout_init(&l, e->ndim, e->sizes, e->strides, e->offset);
-	st = cow__tensor_new(s, e->dtype, &l, out, __func__);
+	st = cow__tensor_new(s, e->dtype, &l, out);
 	cow_storage_release(s);
-	return st;
+	return COW__NAMED(st);
 }
 
 void

@@ -160,14 +160,13 @@ void cow__snap_persist_before_write(struct cow__snap_group *g);
 /*
  * A save in three steps, for a layer that wraps it (a file: files/):
  * begin (everything that can fail before a byte is written; registers the
- * save and takes a reference on @snap; errors name @func), run (on any
+ * save and takes a reference on @snap), run (on any
  * thread), end (unregister, release, free; its status and message). A
  * failure of the wrapping layer's own is recorded with
  * cow__snap_save_fail: the first failure wins, from any thread.
  */
 cow_status_t cow__snap_save_begin(cow_snapshot_t *snap,
-    const cow_snapshot_save_t *how, struct cow__snap_save **out,
-    const char *func);
+    const cow_snapshot_save_t *how, struct cow__snap_save **out);
 void cow__snap_save_run(struct cow__snap_save *s);
 /* A persist-first save: writers persist into it from now on (run does it
  * too, if nobody did before). */
@@ -190,12 +189,11 @@ typedef cow_status_t (*cow__job_fn)(void *arg, char *message, size_t n);
 
 /* A new job (not running yet) reporting to @progress (may be NULL). */
 cow_status_t cow__job_new(void (*progress)(void *, uint64_t, uint64_t),
-    void *ctx, uint64_t total, struct cow_snapshot_job **out,
-    const char *func);
+    void *ctx, uint64_t total, struct cow_snapshot_job **out);
 /* Start @run(@arg) on the job's thread; COW_ENOMEM without a thread (the
  * job is then still the caller's to discard). */
 cow_status_t cow__job_run(struct cow_snapshot_job *job, cow__job_fn run,
-    void *arg, const char *func);
+    void *arg);
 void cow__job_discard(struct cow_snapshot_job *job);
 /* A progress callback that updates @ctx (a job) and calls the user's. */
 void cow__job_progress(void *ctx, uint64_t done, uint64_t total);

@@ -12,13 +12,13 @@ allocator_deleter(void *data, size_t nbytes, void *ctx)
 
 static cow_status_t
 buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
-    cow__buffer_t *out, const char *func)
+    cow__buffer_t *out)
 {
 	void *p = NULL;
 
 	if (nbytes > 0) {
-		p = zeroed ? cow__alloc_zeroed(alloc, nbytes, func) :
-		    cow__alloc(alloc, nbytes, func);
+		p = zeroed ? cow__alloc_zeroed(alloc, nbytes) :
+		    cow__alloc(alloc, nbytes);
 		if (p == NULL)
 			return COW_ENOMEM;
 	}
@@ -31,17 +31,16 @@ buffer_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
 }
 
 cow_status_t
-cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out,
-    const char *func)
+cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes, cow__buffer_t *out)
 {
-	return buffer_alloc(alloc, nbytes, false, out, func);
+	return buffer_alloc(alloc, nbytes, false, out);
 }
 
 cow_status_t
 cow__buffer_alloc_zeroed(cow_allocator_t *alloc, size_t nbytes,
-    cow__buffer_t *out, const char *func)
+    cow__buffer_t *out)
 {
-	return buffer_alloc(alloc, nbytes, true, out, func);
+	return buffer_alloc(alloc, nbytes, true, out);
 }
 
 void

@@ -45,14 +45,14 @@ cow__buffer_may_write(const cow__buffer_t *buf, bool home)
 }
 
 /* A buffer of @nbytes from @alloc, owned through the allocator. Returns
- * COW_ENOMEM (message naming @func) on failure. nbytes 0 gives no data. */
+ * COW_ENOMEM on failure. nbytes 0 gives no data. */
 cow_status_t cow__buffer_alloc(cow_allocator_t *alloc, size_t nbytes,
-    cow__buffer_t *out, const char *func);
+    cow__buffer_t *out);
 
 /* The same, zero-filled (the allocator's zeroed path: fresh pages are not
  * touched). */
 cow_status_t cow__buffer_alloc_zeroed(cow_allocator_t *alloc, size_t nbytes,
-    cow__buffer_t *out, const char *func);
+    cow__buffer_t *out);
 
 /* Give the data back to its owner (deleter), once. */
 void cow__buffer_free(cow__buffer_t *buf);

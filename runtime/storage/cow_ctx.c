@@ -18,9 +18,9 @@
 
 cow_status_t
 cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
-    unsigned shares, cow__ctx_t **out, const char *func)
+    unsigned shares, cow__ctx_t **out)
 {
-	cow__ctx_t *ctx = cow__alloc(alloc, sizeof *ctx, func);
+	cow__ctx_t *ctx = cow__alloc(alloc, sizeof *ctx);
 
 	if (ctx == NULL)
 		return COW_ENOMEM;
@@ -94,7 +94,7 @@ cow__ctx_unshare_last(cow__ctx_t *ctx)
  * steal pays for none of its registers. */
 static __attribute__((noinline)) cow_status_t
 ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
-    cow__buffer_t *out, const char *func)
+    cow__buffer_t *out)
 {
 	cow__fork_gate_t gate;
 	cow__buffer_t copy;
@@ -103,7 +103,7 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 	/* [ALLOC] Allocate before touching anything, so failure changes
 	 * nothing. */
 	COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
-	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy, func) != COW_OK) {
+	if (cow__buffer_alloc(alloc, ctx->buf.nbytes, &copy) != COW_OK) {
 		cow__ctx_debug_join(ctx, 1); /* it stays */
 		return COW_ENOMEM;
 	}
@@ -153,7 +153,7 @@ ctx_copy_or_steal(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 
 cow_status_t
 cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
-    cow__buffer_t *out, const char *func)
+    cow__buffer_t *out)
 {
 	COW__ASSERT(cow__ctx_alive(ctx), "a freed context is materialised");
 	cow__ctx_debug_join(ctx, (uint64_t)-1); /* we leave */
@@ -163,5 +163,5 @@ cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc, bool may_take,
 		ctx_steal(ctx, out);
 		return COW_OK;
 	}
-	return ctx_copy_or_steal(ctx, alloc, may_take, out, func);
+	return ctx_copy_or_steal(ctx, alloc, may_take, out);
 }

@@ -75,7 +75,7 @@ cow__ctx_debug_storages(const cow__ctx_t *ctx)
  * first clone when the caller makes one). On COW_ENOMEM nothing was
  * allocated and @buf is still the caller's. */
 cow_status_t cow__ctx_new(cow_allocator_t *alloc, const cow__buffer_t *buf,
-    unsigned shares, cow__ctx_t **out, const char *func);
+    unsigned shares, cow__ctx_t **out);
 
 /* Free a context that was never published (lost the install race); its
  * buffer stays with the storage. */
@@ -114,6 +114,6 @@ cow__ctx_unshare(cow__ctx_t *ctx)
  * nothing changed.
  */
 cow_status_t cow__ctx_materialize(cow__ctx_t *ctx, cow_allocator_t *alloc,
-    bool may_take, cow__buffer_t *out, const char *func);
+    bool may_take, cow__buffer_t *out);
 
 #endif

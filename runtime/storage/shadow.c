@@ -6,9 +6,9 @@
 #include "storage/shadow.h"
 
 cow__shadow_t *
-cow__shadow_new(cow_allocator_t *alloc, uint64_t generation, const char *func)
+cow__shadow_new(cow_allocator_t *alloc, uint64_t generation)
 {
-	cow__shadow_t *sh = cow__alloc(alloc, sizeof *sh, func);
+	cow__shadow_t *sh = cow__alloc(alloc, sizeof *sh);
 
 	if (sh == NULL)
 		return NULL;
@@ -33,9 +33,9 @@ cow__shadow_release(cow__shadow_t *sh)
 }
 
 cow__shadow_state_t *
-cow__shadow_state_new(cow_allocator_t *alloc, const char *func)
+cow__shadow_state_new(cow_allocator_t *alloc)
 {
-	cow__shadow_state_t *state = cow__alloc(alloc, sizeof *state, func);
+	cow__shadow_state_t *state = cow__alloc(alloc, sizeof *state);
 
 	if (state == NULL)
 		return NULL;

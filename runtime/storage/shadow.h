@@ -65,9 +65,8 @@ typedef struct cow__shadow_state {
 } cow__shadow_state_t;
 
 /* A new shadow with one reference and generation @generation, from @alloc;
- * NULL (COW_ENOMEM naming @func) on failure. */
-cow__shadow_t *cow__shadow_new(cow_allocator_t *alloc, uint64_t generation,
-    const char *func);
+ * NULL (COW_ENOMEM) on failure. */
+cow__shadow_t *cow__shadow_new(cow_allocator_t *alloc, uint64_t generation);
 
 /* Add a reference; the caller holds one. */
 void cow__shadow_retain(cow__shadow_t *sh);
@@ -90,9 +89,8 @@ cow__shadow_generation_set(cow__shadow_t *sh, uint64_t generation)
 }
 
 /* A new simulation state (generations 0, nothing warned) from @alloc;
- * NULL (COW_ENOMEM naming @func) on failure. */
-cow__shadow_state_t *cow__shadow_state_new(cow_allocator_t *alloc,
-    const char *func);
+ * NULL (COW_ENOMEM) on failure. */
+cow__shadow_state_t *cow__shadow_state_new(cow_allocator_t *alloc);
 
 /* Free a state that no storage holds, or the one of a storage being freed.
  * NULL does nothing. */

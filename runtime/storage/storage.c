@@ -14,10 +14,10 @@
 #include "storage/storage.h"
 
 static cow_status_t
-check_nbytes(size_t nbytes, const char *func)
+check_nbytes(size_t nbytes)
 {
 	if (nbytes > COW_STORAGE_MAX_NBYTES)
-		return cow__error(COW_EOVERFLOW, func,
+		return cow__error(COW_EOVERFLOW,
 		    "nbytes %zu exceeds the maximum %zu", nbytes,
 		    COW_STORAGE_MAX_NBYTES);
 	return COW_OK;
@@ -146,9 +146,9 @@ hooks_after(struct cow__write_hook *list, bool copied)
 /* A storage struct around @buf (which it then owns). */
 static cow_status_t
 storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
-    unsigned flags, cow_storage_t **out, const char *func)
+    unsigned flags, cow_storage_t **out)
 {
-	cow_storage_t *s = cow__alloc(alloc, sizeof *s, func);
+	cow_storage_t *s = cow__alloc(alloc, sizeof *s);
 
 	if (s == NULL)
 		return COW_ENOMEM;
@@ -162,14 +162,14 @@ storage_wrap(cow_allocator_t *alloc, const cow__buffer_t *buf,
 /* A private storage with a fresh buffer of @nbytes; zeroed: see buffer.h. */
 static cow_status_t
 storage_alloc(cow_allocator_t *alloc, size_t nbytes, bool zeroed,
-    unsigned flags, cow_storage_t **out, const char *func)
+    unsigned flags, cow_storage_t **out)
 {
 	cow__buffer_t buf;
 
-	if ((zeroed ? cow__buffer_alloc_zeroed(alloc, nbytes, &buf, func) :
-	    cow__buffer_alloc(alloc, nbytes, &buf, func)) != COW_OK)
+	if ((zeroed ? cow__buffer_alloc_zeroed(alloc, nbytes, &buf) :
+	    cow__buffer_alloc(alloc, nbytes, &buf)) != COW_OK)
 		return COW_ENOMEM;
-	if (storage_wrap(alloc, &buf, flags, out, func) != COW_OK) {
+	if (storage_wrap(alloc, &buf, flags, out) != COW_OK) {
 		cow__buffer_free(&buf);
 		return COW_ENOMEM;
 	}
@@ -183,14 +183,13 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 	cow_status_t st;
 
 	COW__RETURN_IF_NULL(out);
-	if ((st = check_nbytes(nbytes, __func__)) != COW_OK)
-		return st;
+	if ((st = check_nbytes(nbytes)) != COW_OK)
+		return COW__NAMED(st);
 	if (allocator == NULL)
 		allocator = cow_allocator_default();
 	/* Zero-filled by the allocator, which need not touch fresh pages. */
-	if ((st = storage_alloc(allocator, nbytes, true, 0, &s,
-	    __func__)) != COW_OK)
-		return st;
+	if ((st = storage_alloc(allocator, nbytes, true, 0, &s)) != COW_OK)
+		return COW__NAMED(st);
 	*out = s;
 	return COW_OK;
 }
@@ -198,7 +197,7 @@ cow_storage_new(size_t nbytes, cow_allocator_t *allocator, cow_storage_t **out)
 cow_status_t
 cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_allocator_t *allocator,
-    cow_storage_t **out, const char *func)
+    cow_storage_t **out)
 {
 	cow__buffer_t buf = {data, nbytes, deleter, deleter_ctx,
 	    (flags & COW_STORAGE_READ_ONLY) ? COW__BUFFER_READ_ONLY :
@@ -206,14 +205,14 @@ cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
 	cow_status_t st;
 
 	if (out == NULL)
-		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
-	if ((st = check_nbytes(nbytes, func)) != COW_OK)
+		return cow__error(COW_EINVAL, "argument 'out' is NULL");
+	if ((st = check_nbytes(nbytes)) != COW_OK)
 		return st;
 	if (data == NULL && nbytes > 0)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "data is NULL but nbytes is %zu", nbytes);
 	if ((flags & ~(unsigned)COW__STORAGE_FLAGS) != 0)
-		return cow__error(COW_EINVAL, func, "unknown flags 0x%x",
+		return cow__error(COW_EINVAL, "unknown flags 0x%x",
 		    flags & ~(unsigned)COW__STORAGE_FLAGS);
 	/* Read-only travels with the buffer (buf.access), pinned for life
 	 * stays with this storage, and borrowed memory may be written by this
@@ -222,15 +221,15 @@ cow__storage_external(void *data, size_t nbytes, cow_deleter_fn deleter,
 	if (deleter == NULL)
 		flags |= COW__STORAGE_HOME;
 	return storage_wrap(allocator != NULL ? allocator :
-	    cow_allocator_default(), &buf, flags, out, func);
+	    cow_allocator_default(), &buf, flags, out);
 }
 
 cow_status_t
 cow_storage_from_external(void *data, size_t nbytes, cow_deleter_fn deleter,
     void *deleter_ctx, unsigned flags, cow_storage_t **out)
 {
-	return cow__storage_external(data, nbytes, deleter, deleter_ctx, flags,
-	    NULL, out, __func__);
+	return COW__NAMED(cow__storage_external(data, nbytes, deleter,
+	    deleter_ctx, flags, NULL, out));
 }
 
 cow_status_t
@@ -238,8 +237,8 @@ cow_storage_from_external_with_allocator(void *data, size_t nbytes,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
     cow_allocator_t *allocator, cow_storage_t **out)
 {
-	return cow__storage_external(data, nbytes, deleter, deleter_ctx, flags,
-	    allocator, out, __func__);
+	return COW__NAMED(cow__storage_external(data, nbytes, deleter,
+	    deleter_ctx, flags, allocator, out));
 }
 
 void
@@ -295,11 +294,11 @@ cow_storage_const_data(const cow_storage_t *storage)
  * (read-only memory): a copy replaces the buffer, whose owner gets it back
  * (its deleter). On COW_ENOMEM nothing changed. */
 static __attribute__((noinline, cold)) cow_status_t
-storage_copy_private(cow_storage_t *storage, const char *func)
+storage_copy_private(cow_storage_t *storage)
 {
 	cow__buffer_t copy;
 
-	if (cow__buffer_alloc(storage->alloc, storage->nbytes, &copy, func) !=
+	if (cow__buffer_alloc(storage->alloc, storage->nbytes, &copy) !=
 	    COW_OK)
 		return COW_ENOMEM;
 	if (storage->nbytes > 0)
@@ -315,12 +314,12 @@ storage_copy_private(cow_storage_t *storage, const char *func)
 	return COW_OK;
 }
 
-static cow_status_t storage_own(cow_storage_t *storage, const char *func);
+static cow_status_t storage_own(cow_storage_t *storage);
 
 /* storage_own for a storage with write hooks: they run around the
  * materialisation (out of line: the common write has none). */
 static __attribute__((noinline)) cow_status_t
-storage_own_hooked(cow_storage_t *storage, const char *func)
+storage_own_hooked(cow_storage_t *storage)
 {
 	struct cow__write_hook *list = hooks_take(storage), *h;
 	const void *before;
@@ -329,7 +328,7 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 	for (h = list; h != NULL; h = h->next)
 		h->ops->before_write(h);
 	before = storage->data;
-	if ((st = storage_own(storage, func)) != COW_OK) {
+	if ((st = storage_own(storage)) != COW_OK) {
 		/* Nothing changed: the hooks wait for the next write. (The
 		 * write holds the storage alone: no add runs meanwhile.) */
 		storage->hooks = list;
@@ -342,10 +341,10 @@ storage_own_hooked(cow_storage_t *storage, const char *func)
 	return COW_OK;
 }
 
-/* Make @storage private and writable (errors name @func): materialise a
+/* Make @storage private and writable: materialise a
  * COW storage; copy the memory of a private one it may not write. */
 static cow_status_t
-storage_own(cow_storage_t *storage, const char *func)
+storage_own(cow_storage_t *storage)
 {
 	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
 	bool home = (storage->flags & COW__STORAGE_HOME) != 0;
@@ -353,12 +352,12 @@ storage_own(cow_storage_t *storage, const char *func)
 	cow_status_t st;
 
 	if (__builtin_expect(storage->hooks != NULL, 0))
-		return storage_own_hooked(storage, func);
+		return storage_own_hooked(storage);
 	if (ctx != NULL) {
 		COW__SCHED_ACCESS(&ctx->buf, sizeof ctx->buf, 0);
 		COW__FAULT_POINT(materialize,
 		    st = cow__ctx_materialize(ctx, storage->alloc,
-		    cow__buffer_may_write(&ctx->buf, home), &buf, func));
+		    cow__buffer_may_write(&ctx->buf, home), &buf));
 		if (st != COW_OK)
 			return st;
 		storage->buf = buf;
@@ -366,7 +365,7 @@ storage_own(cow_storage_t *storage, const char *func)
 		COW__FAULT_POINT(detach_context,
 		    cow__ptr_store(&storage->ctx, NULL));
 	} else if (!cow__buffer_may_write(&storage->buf, home)) {
-		return storage_copy_private(storage, func);
+		return storage_copy_private(storage);
 	}
 	/* The caller writes the buffer next. */
 	COW__SCHED_ACCESS(storage->data, storage->nbytes, 1);
@@ -380,8 +379,8 @@ cow_storage_mutable_data(cow_storage_t *storage, void **ptr)
 
 	COW__RETURN_IF_NULL(storage);
 	COW__RETURN_IF_NULL(ptr);
-	if ((st = storage_own(storage, __func__)) != COW_OK)
-		return st;
+	if ((st = storage_own(storage)) != COW_OK)
+		return COW__NAMED(st);
 	*ptr = storage->data;
 	return COW_OK;
 }
@@ -390,11 +389,11 @@ cow_status_t
 cow_storage_materialize(cow_storage_t *storage)
 {
 	COW__RETURN_IF_NULL(storage);
-	return storage_own(storage, __func__);
+	return COW__NAMED(storage_own(storage));
 }
 
 cow_status_t
-cow__storage_pin(cow_storage_t *storage, void **ptr, const char *func)
+cow__storage_pin(cow_storage_t *storage, void **ptr)
 {
 	cow__ctx_t *ctx = cow__ptr_load(&storage->ctx);
 	unsigned shares;
@@ -406,10 +405,10 @@ cow__storage_pin(cow_storage_t *storage, void **ptr, const char *func)
 	if (ctx != NULL && (storage->flags & COW__STORAGE_HOME) &&
 	    ctx->buf.access == COW__BUFFER_BORROWED &&
 	    (shares = cow__ref_load(&ctx->shares)) > 1)
-		return cow__error(COW_EBUSY, func, "the borrowed memory is "
+		return cow__error(COW_EBUSY, "the borrowed memory is "
 		    "still shared by %u lazy clone(s) taken before the pin: "
 		    "release them, or pin before cloning", shares - 1);
-	if ((st = storage_own(storage, func)) != COW_OK)
+	if ((st = storage_own(storage)) != COW_OK)
 		return st;
 	cow__pin_get(&storage->pins);
 	*ptr = storage->data;
@@ -421,14 +420,14 @@ cow_storage_pin(cow_storage_t *storage, void **ptr)
 {
 	COW__RETURN_IF_NULL(storage);
 	COW__RETURN_IF_NULL(ptr);
-	return cow__storage_pin(storage, ptr, __func__);
+	return COW__NAMED(cow__storage_pin(storage, ptr));
 }
 
 cow_status_t
-cow__storage_unpin(cow_storage_t *storage, const char *func)
+cow__storage_unpin(cow_storage_t *storage)
 {
 	if (!cow__pin_put(&storage->pins, storage_life_pins(storage)))
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "the storage is not pinned (more unpins than pins)");
 	return COW_OK;
 }
@@ -437,7 +436,7 @@ cow_status_t
 cow_storage_unpin(cow_storage_t *storage)
 {
 	COW__RETURN_IF_NULL(storage);
-	return cow__storage_unpin(storage, __func__);
+	return COW__NAMED(cow__storage_unpin(storage));
 }
 
 bool
@@ -477,12 +476,11 @@ cow_storage_is_read_only(const cow_storage_t *storage)
 /* Lazy clone of a storage that cannot share its data: an eager copy
  * (@pinned: because of a pin, counted as such). */
 static cow_status_t
-storage_eager_clone(cow_storage_t *src, bool pinned, cow_storage_t **out,
-    const char *func)
+storage_eager_clone(cow_storage_t *src, bool pinned, cow_storage_t **out)
 {
 	cow_storage_t *dst;
 
-	if (storage_alloc(src->alloc, src->nbytes, false, 0, &dst, func) !=
+	if (storage_alloc(src->alloc, src->nbytes, false, 0, &dst) !=
 	    COW_OK)
 		return COW_ENOMEM;
 	if (src->nbytes > 0) {
@@ -510,27 +508,26 @@ cow_storage_lazy_clone(cow_storage_t *src, cow_storage_t **out)
 	 * library does not see: a snapshot must not share them. */
 	if (src->nbytes == 0 ||
 	    COW__FAULT_POINT(clone_checks_pin, storage_pinned(src))) {
-		st = storage_eager_clone(src, src->nbytes > 0, out, __func__);
+		st = storage_eager_clone(src, src->nbytes > 0, out);
 		if (st == COW_OK)
 			cow__stat_add(COW__STAT_LAZY_CLONES, 1);
-		return st;
+		return COW__NAMED(st);
 	}
 	COW__ASSERT(!storage_pinned(src), "a pinned storage is shared");
 	/* Allocate everything before changing anything: on failure the
 	 * source is left exactly as it was (not even made COW). */
-	dst = cow__alloc(src->alloc, sizeof *dst, __func__);
+	dst = cow__alloc(src->alloc, sizeof *dst);
 	if (dst == NULL)
-		return COW_ENOMEM;
+		return COW__NAMED(COW_ENOMEM);
 	ctx = cow__ptr_load(&src->ctx);
 	share = true;
 	if (ctx == NULL) {
 		/* [WRAP] First clone: hand the data to a new context that
 		 * already counts two shares, the source's and dst's. Other
 		 * threads may be cloning src too; one install wins. */
-		if (cow__ctx_new(src->alloc, &src->buf, 2, &fresh,
-		    __func__) != COW_OK) {
+		if (cow__ctx_new(src->alloc, &src->buf, 2, &fresh) != COW_OK) {
 			cow__free(src->alloc, dst, sizeof *dst);
-			return COW_ENOMEM;
+			return COW__NAMED(COW_ENOMEM);
 		}
 		ctx = cow__ptr_install(&src->ctx, fresh);
 		if (ctx == fresh) {
@@ -599,13 +596,13 @@ cow_storage_allocator(const cow_storage_t *storage)
 
 cow_status_t
 cow__storage_new_uninit(size_t nbytes, cow_allocator_t *allocator,
-    cow_storage_t **out, const char *func)
+    cow_storage_t **out)
 {
 	cow_status_t st;
 
-	if ((st = check_nbytes(nbytes, func)) != COW_OK)
+	if ((st = check_nbytes(nbytes)) != COW_OK)
 		return st;
 	if (allocator == NULL)
 		allocator = cow_allocator_default();
-	return storage_alloc(allocator, nbytes, false, 0, out, func);
+	return storage_alloc(allocator, nbytes, false, 0, out);
 }

@@ -97,20 +97,19 @@ struct cow_storage_s {
 
 /* cow_storage_new, without the zero fill: the bytes are unspecified, for a
  * creator that writes every one before anyone reads (a kernel's output).
- * @allocator NULL: the default. Errors as cow_storage_new, naming @func. */
+ * @allocator NULL: the default. Errors as cow_storage_new. */
 cow_status_t cow__storage_new_uninit(size_t nbytes, cow_allocator_t *allocator,
-    cow_storage_t **out, const char *func);
+    cow_storage_t **out);
 
-/* cow_storage_from_external_with_allocator with errors naming @func. */
+/* cow_storage_from_external_with_allocator, its errors not yet named. */
 cow_status_t cow__storage_external(void *data, size_t nbytes,
     cow_deleter_fn deleter, void *deleter_ctx, unsigned flags,
-    cow_allocator_t *allocator, cow_storage_t **out, const char *func);
+    cow_allocator_t *allocator, cow_storage_t **out);
 
-/* cow_storage_pin / cow_storage_unpin with errors naming @func (the
+/* cow_storage_pin / cow_storage_unpin, their errors not yet named (the
  * storage is not NULL). */
-cow_status_t cow__storage_pin(cow_storage_t *storage, void **ptr,
-    const char *func);
-cow_status_t cow__storage_unpin(cow_storage_t *storage, const char *func);
+cow_status_t cow__storage_pin(cow_storage_t *storage, void **ptr);
+cow_status_t cow__storage_unpin(cow_storage_t *storage);
 
 /* Is @storage the one made over borrowed memory, still holding or sharing
  * that memory (so that only it may write the memory: a lazy clone of it

@@ -56,11 +56,11 @@ write_access(cow_tensor_t *t, bool pin, char **out, const char *func)
 	    (st = cow__shadow_write_begin(t, &w, func)) != COW_OK)
 		return st;
 	if (pin) {
-		if ((st = cow__storage_pin(t->storage, &base, func)) != COW_OK)
+		if ((st = cow__storage_pin(t->storage, &base)) != COW_OK)
 			return st;
 	} else if ((st = cow_storage_mutable_data(t->storage, &base)) !=
 	    COW_OK) {
-		return cow__error_wrap(st, func, "cannot write the tensor: ");
+		return cow__error_wrap(st, "cannot write the tensor: ");
 	}
 	if (t->numel == 0) {
 		*out = NULL;
@@ -105,7 +105,17 @@ cow_tensor_read_data(const cow_tensor_t *t, const void **out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->read_data(t, out, __func__);
+	return COW__NAMED(t->impl->read_data(t, out, __func__));
+}
+
+/* cow_tensor_const_data's failure, named. A call of its own: naming inline
+ * (cow__named, or cow__error_name itself) gave the fast path a frame or an
+ * extra load (26-29 instructions per call against 25,
+ * scripts/instr-counts.sh). */
+static __attribute__((noinline, cold)) void
+const_data_failed(cow_status_t st, const char *func)
+{
+	(void)cow__named(st, func);
 }
 
 /* cow_tensor_const_data of a non-strided tensor, through its table, kept
@@ -115,8 +125,13 @@ static __attribute__((noinline, cold)) const void *
 table_const_data(const cow_tensor_t *t, const char *func)
 {
 	const void *p;
+	cow_status_t st;
 
-	return t->impl->read_data(t, &p, func) == COW_OK ? p : NULL;
+	if ((st = t->impl->read_data(t, &p, func)) != COW_OK) {
+		const_data_failed(st, func);
+		return NULL;
+	}
+	return p;
 }
 
 /* The fast path reads a strided tensor's data directly (impl.h). */
@@ -124,11 +139,16 @@ const void *
 cow_tensor_const_data(const cow_tensor_t *t)
 {
 	const char *p;
+	cow_status_t st;
 
 	if (t != NULL && !cow__tensor_is_strided(t))
 		return table_const_data(t, __func__);
-	if (t == NULL || cow__tensor_read_data(t, &p, __func__) != COW_OK)
+	if (t == NULL)
 		return NULL;
+	if ((st = cow__tensor_read_data(t, &p, __func__)) != COW_OK) {
+		const_data_failed(st, __func__);
+		return NULL;
+	}
 	return p;
 }
 
@@ -151,7 +171,7 @@ cow_tensor_mutable_data(cow_tensor_t *t, void **out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->mutable_data(t, out);
+	return COW__NAMED(t->impl->mutable_data(t, out));
 }
 
 cow_status_t
@@ -177,34 +197,33 @@ cow_tensor_pin(cow_tensor_t *t, void **out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->pin(t, out);
+	return COW__NAMED(t->impl->pin(t, out));
 }
 
 cow_status_t
 cow__strided_unpin(cow_tensor_t *t)
 {
-	return cow__storage_unpin(t->storage, "cow_tensor_unpin");
+	return cow__storage_unpin(t->storage);
 }
 
 cow_status_t
 cow_tensor_unpin(cow_tensor_t *t)
 {
 	COW__RETURN_IF_NULL(t);
-	return t->impl->unpin(t);
+	return COW__NAMED(t->impl->unpin(t));
 }
 
 cow_status_t
-cow__index_check(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
-    const char *func)
+cow__index_check(const cow_tensor_t *t, const int64_t *index, int64_t *idx)
 {
 	if (t->ndim > 0 && index == NULL)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "index is NULL but the tensor has %d dimensions", t->ndim);
 	for (int d = 0; d < t->ndim; d++) {
 		int64_t i = index[d], n = t->sizes[d];
 
 		if (i < -n || i >= n)
-			return cow__error(COW_ERANGE, func,
+			return cow__error(COW_ERANGE,
 			    "index %lld out of range for dim %d of size %lld",
 			    (long long)i, d, (long long)n);
 		idx[d] = i < 0 ? i + n : i;
@@ -214,13 +233,12 @@ cow__index_check(const cow_tensor_t *t, const int64_t *index, int64_t *idx,
 
 /* Byte offset of @index from element [0, ..., 0]. */
 static cow_status_t
-element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out,
-    const char *func)
+element_offset(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 {
 	int64_t idx[COW_TENSOR_MAX_NDIM], off = 0;
 	cow_status_t st;
 
-	if ((st = cow__index_check(t, index, idx, func)) != COW_OK)
+	if ((st = cow__index_check(t, index, idx)) != COW_OK)
 		return st;
 	/* Every index is in range, so the tensor has elements and the offset
 	 * lies inside its storage (an empty tensor's strides may be huge). */
@@ -238,7 +256,7 @@ cow__strided_get(const cow_tensor_t *t, const int64_t *index, double *f,
 	cow_status_t st;
 	int64_t off;
 
-	if ((st = element_offset(t, index, &off, func)) != COW_OK ||
+	if ((st = element_offset(t, index, &off)) != COW_OK ||
 	    (st = cow__tensor_read_data(t, &p, func)) != COW_OK)
 		return st;
 	if (f != NULL)
@@ -253,7 +271,7 @@ cow_tensor_get_f64(const cow_tensor_t *t, const int64_t *index, double *out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->get(t, index, out, NULL, __func__);
+	return COW__NAMED(t->impl->get(t, index, out, NULL, __func__));
 }
 
 cow_status_t
@@ -261,7 +279,7 @@ cow_tensor_get_i64(const cow_tensor_t *t, const int64_t *index, int64_t *out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->get(t, index, NULL, out, __func__);
+	return COW__NAMED(t->impl->get(t, index, NULL, out, __func__));
 }
 
 cow_status_t
@@ -272,7 +290,7 @@ cow__strided_set(cow_tensor_t *t, const int64_t *index, const double *f,
 	int64_t off;
 	char *p = NULL; /* set on success (gcc -O2 cannot tell) */
 
-	if ((st = element_offset(t, index, &off, func)) != COW_OK ||
+	if ((st = element_offset(t, index, &off)) != COW_OK ||
 	    (st = cow__tensor_write_data(t, &p, func)) != COW_OK)
 		return st;
 	if (f != NULL)
@@ -286,12 +304,12 @@ cow_status_t
 cow_tensor_set_f64(cow_tensor_t *t, const int64_t *index, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	return t->impl->set(t, index, &value, NULL, __func__);
+	return COW__NAMED(t->impl->set(t, index, &value, NULL, __func__));
 }
 
 cow_status_t
 cow_tensor_set_i64(cow_tensor_t *t, const int64_t *index, int64_t value)
 {
 	COW__RETURN_IF_NULL(t);
-	return t->impl->set(t, index, NULL, &value, __func__);
+	return COW__NAMED(t->impl->set(t, index, NULL, &value, __func__));
 }

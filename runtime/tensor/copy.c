@@ -29,7 +29,7 @@ cow_tensor_clone(const cow_tensor_t *t, cow_tensor_t **out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return cow__tensor_clone(t, out, __func__);
+	return COW__NAMED(cow__tensor_clone(t, out, __func__));
 }
 
 cow_status_t
@@ -42,7 +42,7 @@ cow_tensor_contiguous(cow_tensor_t *t, cow_tensor_t **out)
 		*out = t;
 		return COW_OK;
 	}
-	return cow__tensor_clone(t, out, __func__);
+	return COW__NAMED(cow__tensor_clone(t, out, __func__));
 }
 
 cow_status_t
@@ -55,12 +55,11 @@ cow__strided_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 
 	/* The struct first: if it cannot be allocated, t's storage has not
 	 * been made copy-on-write. */
-	if ((c = cow__tensor_alloc(cow__tensor_allocator(t),
-	    "cow_tensor_lazy_clone")) == NULL)
+	if ((c = cow__tensor_alloc(cow__tensor_allocator(t))) == NULL)
 		return COW_ENOMEM;
 	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
 		cow__tensor_free(c);
-		return cow__error_wrap(st, "cow_tensor_lazy_clone", "");
+		return cow__error_wrap(st, "");
 	}
 	cow__layout_of(t, &l);
 	cow__tensor_init(c, s, t->dtype, &l);
@@ -73,7 +72,7 @@ cow_tensor_lazy_clone(cow_tensor_t *t, cow_tensor_t **out)
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->lazy_clone(t, out);
+	return COW__NAMED(t->impl->lazy_clone(t, out));
 }
 
 cow_status_t
@@ -91,7 +90,7 @@ cow_tensor_expect_contiguous_at(cow_tensor_t *t, cow_maybe_owned_t *out,
 	}
 	if ((st = cow__tensor_clone(t, &c, "cow_tensor_expect_contiguous")) !=
 	    COW_OK)
-		return st;
+		return COW__NAMED(st);
 	*out = cow_maybe_owned_owned(c);
 	return COW_OK;
 }

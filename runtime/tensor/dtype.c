@@ -68,11 +68,10 @@ cow_dtype_name(cow_dtype_t dtype)
 }
 
 cow_status_t
-cow__dtype_check(cow_dtype_t dtype, const char *func)
+cow__dtype_check(cow_dtype_t dtype)
 {
 	if (!cow__dtype_valid(dtype))
-		return cow__error(COW_EINVAL, func, "unknown dtype %d",
-		    (int)dtype);
+		return cow__error(COW_EINVAL, "unknown dtype %d", (int)dtype);
 	return COW_OK;
 }
 

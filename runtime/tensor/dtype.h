@@ -60,8 +60,8 @@ cow__dtype_is_complex(cow_dtype_t dtype)
 	return dtype == COW_DTYPE_COMPLEX64 || dtype == COW_DTYPE_COMPLEX128;
 }
 
-/* COW_EINVAL naming @func and the value when @dtype is unknown. */
-cow_status_t cow__dtype_check(cow_dtype_t dtype, const char *func);
+/* COW_EINVAL naming the value when @dtype is unknown. */
+cow_status_t cow__dtype_check(cow_dtype_t dtype);
 
 static inline cow__value_t
 cow__value_f64(double x)

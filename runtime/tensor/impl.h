@@ -71,7 +71,8 @@ struct cow__create {
 };
 
 struct cow__tensor_impl {
-	/* Creation: the tensor @c asks for, errors naming @func. */
+	/* Creation: the tensor @c asks for. @func, here and below: the
+	 * public function, for a reshape-alias event (tensor.h). */
 	cow_status_t (*create)(const struct cow__create *c, cow_tensor_t **out,
 	    const char *func);
 	/* The last reference of @t went: drop its state (NULL: none). */
@@ -84,14 +85,14 @@ struct cow__tensor_impl {
 	cow_status_t (*reshape)(cow_tensor_t *t, int ndim,
 	    const int64_t *sizes, cow_tensor_t **out);
 
-	/* Copies (cow_tensor_clone and the layer's internal clone, whose
-	 * errors name @func; cow_tensor_lazy_clone). */
+	/* Copies (cow_tensor_clone and the layer's internal clone;
+	 * cow_tensor_lazy_clone). */
 	cow_status_t (*clone)(const cow_tensor_t *t, cow_tensor_t **out,
 	    const char *func);
 	cow_status_t (*lazy_clone)(cow_tensor_t *t, cow_tensor_t **out);
 
-	/* Element access. read_data: cow_tensor_read_data's contract, the
-	 * errors naming @func (it serves cow_tensor_const_data too). pin,
+	/* Element access. read_data: cow_tensor_read_data's contract (it
+	 * serves cow_tensor_const_data too). pin,
 	 * unpin: cow_tensor_pin's and _unpin's. get: *f when @f is set, else
 	 * *i. set: the value in *f when @f is set, else in *i. */
 	cow_status_t (*read_data)(const cow_tensor_t *t, const void **out,
@@ -162,7 +163,7 @@ cow_status_t cow__strided_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out);
 
 /* The public in-place binary op (cow_tensor_add_, cow_tensor_sub_, ...)
- * by @op, its errors naming @func. */
+ * by @op. */
 cow_status_t cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
     const cow_tensor_t *other, const char *func);
 

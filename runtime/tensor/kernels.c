@@ -24,10 +24,9 @@ struct input {
 };
 
 static cow_status_t
-dtype_mismatch(cow_dtype_t a, cow_dtype_t b, const char *what,
-    const char *func)
+dtype_mismatch(cow_dtype_t a, cow_dtype_t b, const char *what)
 {
-	return cow__error(COW_EDTYPE, func, "%s: dtypes %s and %s differ "
+	return cow__error(COW_EDTYPE, "%s: dtypes %s and %s differ "
 	    "(no type promotion)", what, cow_dtype_name(a), cow_dtype_name(b));
 }
 
@@ -77,12 +76,12 @@ input_conflicts(const cow_tensor_t *in, const int64_t *bs,
 /* Validation only: broadcast @t to @dst's shape. */
 static cow_status_t
 input_broadcast(struct input *in, const cow_tensor_t *t,
-    const cow_tensor_t *dst, const char *func)
+    const cow_tensor_t *dst)
 {
 	in->t = t;
 	in->tmp = NULL;
 	return cow__broadcast_strides(t->ndim, t->sizes, t->strides, dst->ndim,
-	    dst->sizes, in->strides, func);
+	    dst->sizes, in->strides);
 }
 
 /* Read from a temporary copy when reading in place would conflict. */
@@ -100,7 +99,7 @@ input_detach(struct input *in, const cow_tensor_t *dst, bool same_shape,
 	in->t = in->tmp;
 	if (same_shape)
 		(void)cow__broadcast_strides(t->ndim, in->tmp->sizes,
-		    in->tmp->strides, dst->ndim, dst->sizes, in->strides, func);
+		    in->tmp->strides, dst->ndim, dst->sizes, in->strides);
 	return COW_OK;
 }
 
@@ -153,7 +152,7 @@ kernel_begin(cow_tensor_t *dst, struct input *in, int n, bool same_shape,
 	cow_status_t st;
 	int i;
 
-	if ((st = cow__check_writable(dst, func)) != COW_OK)
+	if ((st = cow__check_writable(dst)) != COW_OK)
 		return st;
 	for (i = 0; i < n && st == COW_OK; i++)
 		st = input_detach(&in[i], dst, same_shape, func);
@@ -244,7 +243,7 @@ cow__kernel_copy(cow_tensor_t *dst, const cow_tensor_t *src, const char *func)
 	cow_status_t st;
 	char *p;
 
-	if ((st = input_broadcast(&in, src, dst, func)) != COW_OK)
+	if ((st = input_broadcast(&in, src, dst)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
@@ -273,7 +272,7 @@ cow__kernel_clone(const cow_tensor_t *t, cow_tensor_t **out, const char *func)
 	cow_status_t st;
 
 	if ((st = cow__tensor_new_output(t->dtype, t->ndim, t->sizes,
-	    cow__tensor_allocator(t), &c, func)) != COW_OK)
+	    cow__tensor_allocator(t), &c)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_copy(c, t, func)) != COW_OK) {
 		cow_tensor_release(c);
@@ -319,24 +318,23 @@ cow__binop_result_dtype(enum cow__binop op, cow_dtype_t dtype)
 }
 
 cow_status_t
-cow__binop_check(enum cow__binop op, cow_dtype_t dtype, const char *func)
+cow__binop_check(enum cow__binop op, cow_dtype_t dtype)
 {
 	if (binops[op].loops[dtype] == NULL)
-		return cow__error(COW_EDTYPE, func, "%s is not defined for "
+		return cow__error(COW_EDTYPE, "%s is not defined for "
 		    "dtype %s", binops[op].name, cow_dtype_name(dtype));
 	return COW_OK;
 }
 
 cow_status_t
-cow__binop_check_inplace(enum cow__binop op, cow_dtype_t dtype,
-    const char *func)
+cow__binop_check_inplace(enum cow__binop op, cow_dtype_t dtype)
 {
 	cow_status_t st;
 
-	if ((st = cow__binop_check(op, dtype, func)) != COW_OK)
+	if ((st = cow__binop_check(op, dtype)) != COW_OK)
 		return st;
 	if (cow__binop_result_dtype(op, dtype) != dtype)
-		return cow__error(COW_EDTYPE, func, "%s of dtype %s writes "
+		return cow__error(COW_EDTYPE, "%s of dtype %s writes "
 		    "%s, which a destination of dtype %s cannot hold (no "
 		    "in-place form)", binops[op].name, cow_dtype_name(dtype),
 		    cow_dtype_name(cow__binop_result_dtype(op, dtype)),
@@ -354,15 +352,15 @@ cow__kernel_binary(enum cow__binop op, cow_tensor_t *dst,
 	char *p;
 
 	if (a->dtype != b->dtype)
-		return dtype_mismatch(a->dtype, b->dtype, "operands", func);
-	if ((st = cow__binop_check(op, a->dtype, func)) != COW_OK)
+		return dtype_mismatch(a->dtype, b->dtype, "operands");
+	if ((st = cow__binop_check(op, a->dtype)) != COW_OK)
 		return st;
 	if (dst->dtype != cow__binop_result_dtype(op, a->dtype))
 		return dtype_mismatch(dst->dtype,
 		    cow__binop_result_dtype(op, a->dtype),
-		    "destination and operands", func);
-	if ((st = input_broadcast(&in[0], a, dst, func)) != COW_OK ||
-	    (st = input_broadcast(&in[1], b, dst, func)) != COW_OK)
+		    "destination and operands");
+	if ((st = input_broadcast(&in[0], a, dst)) != COW_OK ||
+	    (st = input_broadcast(&in[1], b, dst)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
@@ -390,8 +388,8 @@ cow__kernel_binary_scalar(enum cow__binop op, cow_tensor_t *dst,
 
 	if (dst->dtype != a->dtype)
 		return dtype_mismatch(dst->dtype, a->dtype,
-		    "destination and operand", func);
-	if ((st = input_broadcast(&ia, a, dst, func)) != COW_OK)
+		    "destination and operand");
+	if ((st = input_broadcast(&ia, a, dst)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
@@ -416,13 +414,13 @@ cow__kernel_neg(cow_tensor_t *dst, const cow_tensor_t *a, const char *func)
 	char *p;
 
 	if (cow__loops_neg[a->dtype] == NULL)
-		return cow__error(COW_EDTYPE, func,
+		return cow__error(COW_EDTYPE,
 		    "negation is not defined for dtype %s",
 		    cow_dtype_name(a->dtype));
 	if (dst->dtype != a->dtype)
 		return dtype_mismatch(dst->dtype, a->dtype,
-		    "destination and operand", func);
-	if ((st = input_broadcast(&ia, a, dst, func)) != COW_OK)
+		    "destination and operand");
+	if ((st = input_broadcast(&ia, a, dst)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
@@ -491,7 +489,7 @@ cow__sum_run(int ndim, const int64_t *sizes, const int64_t *strides)
  */
 static cow_status_t
 sum_strides(const cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
-    int64_t *out, const char *func)
+    int64_t *out)
 {
 	char sa[COW__SHAPE_STR_MAX], sd[COW__SHAPE_STR_MAX];
 	bool keep = dst->ndim == a->ndim, ok = true;
@@ -519,7 +517,7 @@ sum_strides(const cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	}
 	if (ok && k == dst->ndim)
 		return COW_OK;
-	return cow__error(COW_ESHAPE, func,
+	return cow__error(COW_ESHAPE,
 	    "destination shape %s does not match the reduction of %s",
 	    cow__shape_str(sd, dst->ndim, dst->sizes),
 	    cow__shape_str(sa, a->ndim, a->sizes));
@@ -559,25 +557,25 @@ cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a, uint32_t mask,
 	char *p, *q = NULL;
 
 	if (dst->dtype != cow__sum_dtype(a->dtype))
-		return cow__error(COW_EDTYPE, func,
+		return cow__error(COW_EDTYPE,
 		    "the sum of %s is %s, not %s", cow_dtype_name(a->dtype),
 		    cow_dtype_name(cow__sum_dtype(a->dtype)),
 		    cow_dtype_name(dst->dtype));
-	if ((st = sum_strides(dst, a, mask, dstrides, func)) != COW_OK)
+	if ((st = sum_strides(dst, a, mask, dstrides)) != COW_OK)
 		return st;
 	if (dst->numel == 0)
 		return COW_OK;
 	if (cow__sum_acc_dtype(a->dtype) != dst->dtype) {
 		/* Refusals first: the scratch is the op's only allocation
 		 * before its accesses. */
-		if ((st = cow__check_writable(dst, func)) != COW_OK)
+		if ((st = cow__check_writable(dst)) != COW_OK)
 			return st;
 		if ((st = cow__tensor_new_contiguous(COW_DTYPE_FLOAT32,
 		    dst->ndim, dst->sizes, cow__tensor_allocator(dst),
-		    &scratch, func)) != COW_OK)
+		    &scratch)) != COW_OK)
 			return st;
 		acc = scratch;
-		(void)sum_strides(acc, a, mask, dstrides, func);
+		(void)sum_strides(acc, a, mask, dstrides);
 		if ((st = cow__tensor_write_data(scratch, &q, func)) !=
 		    COW_OK) {
 			cow_tensor_release(scratch);
@@ -618,7 +616,7 @@ cow__kernel_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *equal,
 	cow_status_t st;
 
 	if (a->dtype != b->dtype)
-		return dtype_mismatch(a->dtype, b->dtype, "operands", func);
+		return dtype_mismatch(a->dtype, b->dtype, "operands");
 	if (a->ndim != b->ndim) {
 		*equal = false;
 		return COW_OK;

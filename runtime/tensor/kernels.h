@@ -7,7 +7,7 @@
  *
  * Every kernel:
  * - validates first (dtypes, broadcasting, destination self-overlap:
- *   COW_EDTYPE, COW_ESHAPE, COW_EOVERLAP, naming @func), then changes
+ *   COW_EDTYPE, COW_ESHAPE, COW_EOVERLAP), then changes
  *   nothing until every allocation it needs has succeeded;
  * - copies an input to a temporary when it shares the destination's storage
  *   with a different element mapping and overlapping bytes, so inputs are
@@ -56,28 +56,25 @@ const char *cow__binop_name(enum cow__binop op);
  * float64 for DIV of bool and integers). */
 cow_dtype_t cow__binop_result_dtype(enum cow__binop op, cow_dtype_t dtype);
 
-/* COW_EDTYPE (naming @func, the op and @dtype) when @op is not defined
+/* COW_EDTYPE (naming the op and @dtype) when @op is not defined
  * for @dtype (ops.h's table), else COW_OK. */
-cow_status_t cow__binop_check(enum cow__binop op, cow_dtype_t dtype,
-    const char *func);
+cow_status_t cow__binop_check(enum cow__binop op, cow_dtype_t dtype);
 
 /* cow__binop_check for the in-place form, t = t op t' of @dtype: also
  * COW_EDTYPE when @op writes another dtype (DIV of bool and integers:
  * float64, which NumPy's same_kind rule does not cast back either). */
-cow_status_t cow__binop_check_inplace(enum cow__binop op, cow_dtype_t dtype,
-    const char *func);
+cow_status_t cow__binop_check_inplace(enum cow__binop op, cow_dtype_t dtype);
 
 /* COW_EOVERLAP when two indices of @dst share an element (writing every
  * element would be ill-defined); COW_ENOMEM if the exact check could not
  * allocate. */
-cow_status_t cow__check_writable(const cow_tensor_t *dst, const char *func);
+cow_status_t cow__check_writable(const cow_tensor_t *dst);
 
 /* Does the layout (@ndim, @sizes, @strides; sizes valid) map two indices to
  * one element? Sets *overlaps; fails only with COW_ENOMEM (the exact test's
- * scratch memory, from @alloc, named after @func). */
+ * scratch memory, from @alloc). */
 cow_status_t cow__layout_overlaps(int ndim, const int64_t *sizes,
-    const int64_t *strides, cow_allocator_t *alloc, bool *overlaps,
-    const char *func);
+    const int64_t *strides, cow_allocator_t *alloc, bool *overlaps);
 
 /* dst = value (converted to dst's dtype). */
 cow_status_t cow__kernel_fill(cow_tensor_t *dst, double value,
@@ -135,7 +132,7 @@ cow_status_t cow__kernel_sum(cow_tensor_t *dst, const cow_tensor_t *a,
     uint32_t mask, int64_t run, const char *func);
 
 /* cow_tensor_matmul's work on plain tensors (ops.h): checks, then *out a
- * new plain contiguous tensor from @a's allocator; errors name @func. */
+ * new plain contiguous tensor from @a's allocator. */
 cow_status_t cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out, const char *func);
 

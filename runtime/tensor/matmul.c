@@ -213,15 +213,15 @@ cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
 	int nd = 0;
 
 	if (a->dtype != b->dtype)
-		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and "
+		return cow__error(COW_EDTYPE, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
 	if (!matmul_dtype(a->dtype))
-		return cow__error(COW_EDTYPE, func, "matmul is not defined for "
+		return cow__error(COW_EDTYPE, "matmul is not defined for "
 		    "dtype %s (integers, float32 and float64)",
 		    cow_dtype_name(a->dtype));
 	if (a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
-		return cow__error(COW_ESHAPE, func, "operands of 1 or 2 "
+		return cow__error(COW_ESHAPE, "operands of 1 or 2 "
 		    "dimensions, not shapes %s and %s",
 		    cow__shape_str(sa, a->ndim, a->sizes),
 		    cow__shape_str(sb, b->ndim, b->sizes));
@@ -230,7 +230,7 @@ cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
 	kb = b->sizes[0];
 	m = b->ndim == 2 ? b->sizes[1] : 1;
 	if (k != kb)
-		return cow__error(COW_ESHAPE, func, "shapes %s and %s: the "
+		return cow__error(COW_ESHAPE, "shapes %s and %s: the "
 		    "inner sizes %lld and %lld differ",
 		    cow__shape_str(sa, a->ndim, a->sizes),
 		    cow__shape_str(sb, b->ndim, b->sizes), (long long)k,
@@ -240,7 +240,7 @@ cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
 	if (b->ndim == 2)
 		sizes[nd++] = m;
 	if ((st = cow__tensor_new_output(a->dtype, nd, sizes,
-	    cow__tensor_allocator(a), &r, func)) != COW_OK)
+	    cow__tensor_allocator(a), &r)) != COW_OK)
 		return st;
 	if (n * m > 0) {
 		if ((st = dense(a, &ta, &pa, func)) != COW_OK ||

@@ -22,7 +22,7 @@ cow_status_t
 cow_tensor_fill_(cow_tensor_t *t, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	return t->impl->fill_(t, value);
+	return COW__NAMED(t->impl->fill_(t, value));
 }
 
 cow_status_t
@@ -36,14 +36,16 @@ cow_status_t
 cow_tensor_add_scalar_(cow_tensor_t *t, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	return t->impl->binary_scalar_(COW__BINOP_ADD, t, value, __func__);
+	return COW__NAMED(t->impl->binary_scalar_(COW__BINOP_ADD, t, value,
+	    __func__));
 }
 
 cow_status_t
 cow_tensor_mul_scalar_(cow_tensor_t *t, double value)
 {
 	COW__RETURN_IF_NULL(t);
-	return t->impl->binary_scalar_(COW__BINOP_MUL, t, value, __func__);
+	return COW__NAMED(t->impl->binary_scalar_(COW__BINOP_MUL, t, value,
+	    __func__));
 }
 
 cow_status_t
@@ -55,7 +57,7 @@ cow__strided_binary_(enum cow__binop op, cow_tensor_t *t,
 	/* The kernel's order (dtypes first); then the in-place form: t's
 	 * dtype must be the op's result (not for div of integers). */
 	if (t->dtype == other->dtype &&
-	    (st = cow__binop_check_inplace(op, t->dtype, func)) != COW_OK)
+	    (st = cow__binop_check_inplace(op, t->dtype)) != COW_OK)
 		return st;
 	return cow__kernel_binary(op, t, t, other, func);
 }
@@ -65,7 +67,7 @@ cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
     const cow_tensor_t *other, const char *func)
 {
 	if (t == NULL || other == NULL)
-		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
+		return cow__error(COW_EINVAL, "argument '%s' is NULL",
 		    t == NULL ? "t" : "other");
 	return cow__impl_of2(t, other)->binary_(op, t, other, func);
 }
@@ -73,37 +75,43 @@ cow__tensor_binary_(enum cow__binop op, cow_tensor_t *t,
 cow_status_t
 cow_tensor_add_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	return cow__tensor_binary_(COW__BINOP_ADD, t, other, __func__);
+	return COW__NAMED(cow__tensor_binary_(COW__BINOP_ADD, t, other,
+	    __func__));
 }
 
 cow_status_t
 cow_tensor_mul_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	return cow__tensor_binary_(COW__BINOP_MUL, t, other, __func__);
+	return COW__NAMED(cow__tensor_binary_(COW__BINOP_MUL, t, other,
+	    __func__));
 }
 
 cow_status_t
 cow_tensor_sub_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	return cow__tensor_binary_(COW__BINOP_SUB, t, other, __func__);
+	return COW__NAMED(cow__tensor_binary_(COW__BINOP_SUB, t, other,
+	    __func__));
 }
 
 cow_status_t
 cow_tensor_div_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	return cow__tensor_binary_(COW__BINOP_DIV, t, other, __func__);
+	return COW__NAMED(cow__tensor_binary_(COW__BINOP_DIV, t, other,
+	    __func__));
 }
 
 cow_status_t
 cow_tensor_floor_div_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	return cow__tensor_binary_(COW__BINOP_FLOOR_DIV, t, other, __func__);
+	return COW__NAMED(cow__tensor_binary_(COW__BINOP_FLOOR_DIV, t, other,
+	    __func__));
 }
 
 cow_status_t
 cow_tensor_mod_(cow_tensor_t *t, const cow_tensor_t *other)
 {
-	return cow__tensor_binary_(COW__BINOP_MOD, t, other, __func__);
+	return COW__NAMED(cow__tensor_binary_(COW__BINOP_MOD, t, other,
+	    __func__));
 }
 
 cow_status_t
@@ -117,7 +125,7 @@ cow_tensor_copy_(cow_tensor_t *dst, const cow_tensor_t *src)
 {
 	COW__RETURN_IF_NULL(dst);
 	COW__RETURN_IF_NULL(src);
-	return cow__impl_of2(dst, src)->copy_(dst, src);
+	return COW__NAMED(cow__impl_of2(dst, src)->copy_(dst, src));
 }
 
 cow_status_t
@@ -131,16 +139,15 @@ cow__strided_binary(enum cow__binop op, const cow_tensor_t *a,
 
 	/* Validate before allocating: the kernel would refuse the same. */
 	if (cow_tensor_dtype(a) != cow_tensor_dtype(b))
-		return cow__error(COW_EDTYPE, func, "operands: dtypes %s and %s "
+		return cow__error(COW_EDTYPE, "operands: dtypes %s and %s "
 		    "differ (no type promotion)",
 		    cow_dtype_name(cow_tensor_dtype(a)),
 		    cow_dtype_name(cow_tensor_dtype(b)));
-	if ((st = cow__binop_check(op, a->dtype, func)) != COW_OK ||
+	if ((st = cow__binop_check(op, a->dtype)) != COW_OK ||
 	    (st = cow__broadcast_shape(a->ndim, a->sizes, b->ndim, b->sizes,
-	    &ndim, sizes, func)) != COW_OK ||
+	    &ndim, sizes)) != COW_OK ||
 	    (st = cow__tensor_new_output(cow__binop_result_dtype(op, a->dtype),
-	    ndim, sizes,
-	    cow__tensor_allocator(a), &r, func)) != COW_OK)
+	    ndim, sizes, cow__tensor_allocator(a), &r)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_binary(op, r, a, b, func)) != COW_OK) {
 		cow_tensor_release(r);
@@ -156,11 +163,11 @@ binary_out(enum cow__binop op, const cow_tensor_t *a,
 {
 	cow_status_t st;
 
-	if ((st = cow__check_tensor(a, "a", func)) != COW_OK ||
-	    (st = cow__check_tensor(b, "b", func)) != COW_OK)
+	if ((st = cow__check_tensor(a, "a")) != COW_OK ||
+	    (st = cow__check_tensor(b, "b")) != COW_OK)
 		return st;
 	if (out == NULL)
-		return cow__error(COW_EINVAL, func, "argument 'out' is NULL");
+		return cow__error(COW_EINVAL, "argument 'out' is NULL");
 	return cow__impl_of2(a, b)->binary(op, a, b, out, func);
 }
 
@@ -168,14 +175,14 @@ cow_status_t
 cow_tensor_add(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	return binary_out(COW__BINOP_ADD, a, b, out, __func__);
+	return COW__NAMED(binary_out(COW__BINOP_ADD, a, b, out, __func__));
 }
 
 cow_status_t
 cow_tensor_mul(const cow_tensor_t *a, const cow_tensor_t *b,
     cow_tensor_t **out)
 {
-	return binary_out(COW__BINOP_MUL, a, b, out, __func__);
+	return COW__NAMED(binary_out(COW__BINOP_MUL, a, b, out, __func__));
 }
 
 #define BINARY_OUT(name, OP)                                                \
@@ -203,10 +210,10 @@ cow__strided_neg(const cow_tensor_t *a, cow_tensor_t **out)
 	cow_status_t st;
 
 	if (a->dtype == COW_DTYPE_BOOL)
-		return cow__error(COW_EDTYPE, "cow_tensor_neg",
+		return cow__error(COW_EDTYPE,
 		    "negation is not defined for dtype bool");
 	if ((st = cow__tensor_new_output(a->dtype, a->ndim, a->sizes,
-	    cow__tensor_allocator(a), &r, "cow_tensor_neg")) != COW_OK)
+	    cow__tensor_allocator(a), &r)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_neg(r, a, "cow_tensor_neg")) != COW_OK) {
 		cow_tensor_release(r);
@@ -221,7 +228,7 @@ cow_tensor_neg(const cow_tensor_t *a, cow_tensor_t **out)
 {
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(out);
-	return a->impl->neg(a, out);
+	return COW__NAMED(a->impl->neg(a, out));
 }
 
 /* Sum @a over the dimensions in @mask into a new tensor of @ndim, @sizes. */
@@ -233,7 +240,7 @@ sum_out(const cow_tensor_t *a, uint32_t mask, int ndim,
 	cow_status_t st;
 
 	if ((st = cow__tensor_new_contiguous(cow__sum_dtype(a->dtype), ndim,
-	    sizes, cow__tensor_allocator(a), &r, func)) != COW_OK)
+	    sizes, cow__tensor_allocator(a), &r)) != COW_OK)
 		return st;
 	if ((st = cow__kernel_sum(r, a, mask, 0, func)) != COW_OK) {
 		cow_tensor_release(r);
@@ -254,7 +261,7 @@ cow__strided_sum(const cow_tensor_t *a, bool all, int dim, bool keepdim,
 	if (all)
 		return sum_out(a, a->ndim == 0 ? 0 :
 		    (uint32_t)((1ull << a->ndim) - 1), 0, NULL, out, func);
-	if ((st = cow__wrap_dim(dim, a->ndim, &d, func)) != COW_OK)
+	if ((st = cow__wrap_dim(dim, a->ndim, &d)) != COW_OK)
 		return st;
 	for (int i = 0; i < a->ndim; i++) {
 		if (i != d)
@@ -270,7 +277,7 @@ cow_tensor_sum(const cow_tensor_t *a, cow_tensor_t **out)
 {
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(out);
-	return a->impl->sum(a, true, 0, false, out, __func__);
+	return COW__NAMED(a->impl->sum(a, true, 0, false, out, __func__));
 }
 
 cow_status_t
@@ -279,7 +286,7 @@ cow_tensor_sum_dim(const cow_tensor_t *a, int dim, bool keepdim,
 {
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(out);
-	return a->impl->sum(a, false, dim, keepdim, out, __func__);
+	return COW__NAMED(a->impl->sum(a, false, dim, keepdim, out, __func__));
 }
 
 cow_status_t
@@ -294,7 +301,7 @@ cow_tensor_equal(const cow_tensor_t *a, const cow_tensor_t *b, bool *out)
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(b);
 	COW__RETURN_IF_NULL(out);
-	return cow__impl_of2(a, b)->equal(a, b, out);
+	return COW__NAMED(cow__impl_of2(a, b)->equal(a, b, out));
 }
 
 cow_status_t
@@ -311,5 +318,5 @@ cow_tensor_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
 	COW__RETURN_IF_NULL(a);
 	COW__RETURN_IF_NULL(b);
 	COW__RETURN_IF_NULL(out);
-	return cow__impl_of2(a, b)->matmul(a, b, out);
+	return COW__NAMED(cow__impl_of2(a, b)->matmul(a, b, out));
 }

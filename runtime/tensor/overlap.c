@@ -27,11 +27,11 @@ cmp_i64(const void *a, const void *b)
 }
 
 static cow_status_t
-overlap_error(const cow_tensor_t *t, const char *func)
+overlap_error(const cow_tensor_t *t)
 {
 	char a[COW__SHAPE_STR_MAX], b[COW__SHAPE_STR_MAX];
 
-	return cow__error(COW_EOVERLAP, func,
+	return cow__error(COW_EOVERLAP,
 	    "cannot write a tensor whose elements overlap in memory (sizes "
 	    "%s, strides %s; an expanded view?): clone it first",
 	    cow__shape_str(a, t->ndim, t->sizes),
@@ -42,7 +42,7 @@ overlap_error(const cow_tensor_t *t, const char *func)
  * repeat. */
 static cow_status_t
 overlap_exact(int n, const int64_t *sz, const int64_t *st, int64_t numel,
-    cow_allocator_t *alloc, bool *overlaps, const char *func)
+    cow_allocator_t *alloc, bool *overlaps)
 {
 	int64_t idx[COW_TENSOR_MAX_NDIM] = {0}, off = 0;
 	size_t bytes, k = 0;
@@ -51,10 +51,10 @@ overlap_exact(int n, const int64_t *sz, const int64_t *st, int64_t numel,
 
 	if (__builtin_mul_overflow((size_t)numel, sizeof *all, &bytes) ||
 	    bytes > COW_STORAGE_MAX_NBYTES)
-		return cow__error(COW_ENOMEM, func,
+		return cow__error(COW_ENOMEM,
 		    "%lld elements are too many to check for overlap",
 		    (long long)numel);
-	if ((all = cow__alloc(alloc, bytes, func)) == NULL)
+	if ((all = cow__alloc(alloc, bytes)) == NULL)
 		return COW_ENOMEM;
 	for (;;) {
 		int d;
@@ -81,7 +81,7 @@ overlap_exact(int n, const int64_t *sz, const int64_t *st, int64_t numel,
 
 cow_status_t
 cow__layout_overlaps(int ndim, const int64_t *sizes, const int64_t *strides,
-    cow_allocator_t *alloc, bool *overlaps, const char *func)
+    cow_allocator_t *alloc, bool *overlaps)
 {
 	int64_t sz[COW_TENSOR_MAX_NDIM], st[COW_TENSOR_MAX_NDIM], reach = 0;
 	int64_t numel = 1;
@@ -122,21 +122,20 @@ cow__layout_overlaps(int ndim, const int64_t *sizes, const int64_t *strides,
 	reach = 0;
 	for (int i = 0; i < n; i++) {
 		if (st[i] <= reach)
-			return overlap_exact(n, sz, st, numel, alloc,
-			    overlaps, func);
+			return overlap_exact(n, sz, st, numel, alloc, overlaps);
 		reach += st[i] * (sz[i] - 1);
 	}
 	return COW_OK;
 }
 
 cow_status_t
-cow__check_writable(const cow_tensor_t *t, const char *func)
+cow__check_writable(const cow_tensor_t *t)
 {
 	cow_status_t st;
 	bool overlaps;
 
 	if ((st = cow__layout_overlaps(t->ndim, t->sizes, t->strides, t->alloc,
-	    &overlaps, func)) != COW_OK)
+	    &overlaps)) != COW_OK)
 		return st;
-	return overlaps ? overlap_error(t, func) : COW_OK;
+	return overlaps ? overlap_error(t) : COW_OK;
 }

@@ -29,8 +29,7 @@ static _Thread_local cow_reshape_mode_t reshape_thread =
     COW_RESHAPE_INHERIT;
 
 static cow_status_t
-reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok,
-    const char *func)
+reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok)
 {
 	switch (mode) {
 	case COW_RESHAPE_ALIAS:
@@ -42,7 +41,7 @@ reshape_mode_check(cow_reshape_mode_t mode, bool inherit_ok,
 			return COW_OK;
 		break;
 	}
-	return cow__error(COW_EINVAL, func, "invalid reshape mode %d%s",
+	return cow__error(COW_EINVAL, "invalid reshape mode %d%s",
 	    (int)mode, mode == COW_RESHAPE_INHERIT ?
 	    " (COW_RESHAPE_INHERIT is only for thread overrides)" : "");
 }
@@ -52,8 +51,8 @@ cow_reshape_mode_set(cow_reshape_mode_t mode)
 {
 	cow_status_t st;
 
-	if ((st = reshape_mode_check(mode, false, __func__)) != COW_OK)
-		return st;
+	if ((st = reshape_mode_check(mode, false)) != COW_OK)
+		return COW__NAMED(st);
 	cow__atomic_store_relaxed(&reshape_global, (uint64_t)mode);
 	return COW_OK;
 }
@@ -70,8 +69,8 @@ cow_reshape_mode_set_thread(cow_reshape_mode_t mode,
 {
 	cow_status_t st;
 
-	if ((st = reshape_mode_check(mode, true, __func__)) != COW_OK)
-		return st;
+	if ((st = reshape_mode_check(mode, true)) != COW_OK)
+		return COW__NAMED(st);
 	if (previous != NULL)
 		*previous = reshape_thread;
 	reshape_thread = mode;
@@ -94,19 +93,18 @@ cow_reshape_mode_effective(void)
 
 /* A lazy copy of @t's storage seen with the layout *@l. */
 static cow_status_t
-reshape_lazy(cow_tensor_t *t, const struct cow__layout *l, cow_tensor_t **out,
-    const char *func)
+reshape_lazy(cow_tensor_t *t, const struct cow__layout *l, cow_tensor_t **out)
 {
 	cow_tensor_t *r;
 	cow_storage_t *s;
 	cow_status_t st;
 
 	/* The struct first, so a failure leaves t's storage as it was. */
-	if ((r = cow__tensor_alloc(cow__tensor_allocator(t), func)) == NULL)
+	if ((r = cow__tensor_alloc(cow__tensor_allocator(t))) == NULL)
 		return COW_ENOMEM;
 	if ((st = cow_storage_lazy_clone(t->storage, &s)) != COW_OK) {
 		cow__tensor_free(r);
-		return cow__error_wrap(st, func, "");
+		return cow__error_wrap(st, "");
 	}
 	cow__tensor_init(r, s, t->dtype, l);
 	*out = r;
@@ -123,26 +121,26 @@ cow__strided_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_tensor_t *c;
 	cow_status_t st;
 
-	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns, func)) !=
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, ns)) !=
 	    COW_OK)
 		return st;
 	if (cow__view_strides(t->ndim, t->sizes, t->strides, ndim, ns, nst)) {
 		cow__layout_init(&l, ndim, ns, nst, t->offset);
 		switch (cow_reshape_mode_effective()) {
 		case COW_RESHAPE_LAZY_COPY:
-			return reshape_lazy(t, &l, out, func);
+			return reshape_lazy(t, &l, out);
 		case COW_RESHAPE_WARN:
-			return cow__shadow_fork(t, &l, out, func);
+			return cow__shadow_fork(t, &l, out);
 		default:
 			/* A view: it shares t's shadow storage. */
-			return cow__tensor_new_view(t, &l, out, func);
+			return cow__tensor_new_view(t, &l, out);
 		}
 	}
 	/* No view possible: copy, then see the copy with the new shape. */
 	if ((st = cow__tensor_clone(t, &c, func)) != COW_OK)
 		return st;
 	cow__layout_contiguous(&l, ndim, ns);
-	st = cow__tensor_new(c->storage, c->dtype, &l, out, func);
+	st = cow__tensor_new(c->storage, c->dtype, &l, out);
 	cow_tensor_release(c);
 	return st;
 }
@@ -153,5 +151,5 @@ cow_tensor_reshape(cow_tensor_t *t, int ndim, const int64_t *sizes,
 {
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	return t->impl->reshape(t, ndim, sizes, out);
+	return COW__NAMED(t->impl->reshape(t, ndim, sizes, out));
 }

@@ -116,8 +116,8 @@ cow_shadow_policy_set(cow_shadow_policy_t policy)
 		cow__atomic_store_relaxed(&shadow_policy, (uint64_t)policy);
 		return COW_OK;
 	}
-	return cow__error(COW_EINVAL, __func__, "invalid shadow policy %d",
-	    (int)policy);
+	return COW__NAMED(cow__error(COW_EINVAL, "invalid shadow policy %d",
+	    (int)policy));
 }
 
 cow_shadow_policy_t
@@ -199,7 +199,7 @@ shadow_report(const cow_tensor_t *t, cow_shadow_kind_t kind,
 	cow_shadow_event_t ev;
 
 	if (policy == COW_SHADOW_ERROR)
-		return cow__error(COW_EALIASING, func, "%s through another "
+		return cow__error(COW_EALIASING, "%s through another "
 		    "reshape alias of storage %p (physical generation %" PRIu64
 		    ", shadow generation %" PRIu64 "): refused under "
 		    "COW_SHADOW_ERROR", shadow_kind_str(kind),
@@ -263,7 +263,7 @@ cow__shadow_commit_write(cow_tensor_t *t, const struct cow__shadow_write *w,
 
 cow_status_t
 cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
-    cow_tensor_t **out, const char *func)
+    cow_tensor_t **out)
 {
 	cow_allocator_t *alloc = cow__tensor_allocator(t);
 	cow__shadow_state_t *state, *fresh = NULL;
@@ -273,13 +273,13 @@ cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
 	/* Allocate everything first: a failure leaves the storage unshadowed
 	 * if it was. */
 	if ((state = cow__storage_shadow_state(t->storage)) == NULL &&
-	    (fresh = cow__shadow_state_new(alloc, func)) == NULL)
+	    (fresh = cow__shadow_state_new(alloc)) == NULL)
 		return COW_ENOMEM;
-	if ((r = cow__tensor_alloc(alloc, func)) == NULL) {
+	if ((r = cow__tensor_alloc(alloc)) == NULL) {
 		cow__shadow_state_free(fresh);
 		return COW_ENOMEM;
 	}
-	if ((own = cow__shadow_new(alloc, 0, func)) == NULL) {
+	if ((own = cow__shadow_new(alloc, 0)) == NULL) {
 		cow__tensor_free(r);
 		cow__shadow_state_free(fresh);
 		return COW_ENOMEM;

@@ -57,7 +57,8 @@ void cow__shadow_commit_write(cow_tensor_t *t,
 /*
  * The read check: a read through a shadow set after a write through
  * another one that shares the storage is reported (read-after-write).
- * COW_EALIASING (naming @func) under COW_SHADOW_ERROR; COW_OK otherwise.
+ * COW_EALIASING under COW_SHADOW_ERROR; COW_OK otherwise. @func: the
+ * event's (tensor.h, cow__tensor_read_data).
  * Changes no generation.
  */
 static inline cow_status_t
@@ -97,10 +98,10 @@ cow__shadow_write_end(cow_tensor_t *t, const struct cow__shadow_write *w,
  * (aliasing it, as legacy reshape does) with @t's dtype, the layout *@l
  * and a NEW shadow storage, so that it does not share @t's.
  * The first one on a storage also creates the storage's default shadow.
- * Allocates everything before changing anything: COW_ENOMEM (naming @func)
- * leaves the storage as it was. A read of @t.
+ * Allocates everything before changing anything: COW_ENOMEM leaves the
+ * storage as it was. A read of @t.
  */
 cow_status_t cow__shadow_fork(cow_tensor_t *t, const struct cow__layout *l,
-    cow_tensor_t **out, const char *func);
+    cow_tensor_t **out);
 
 #endif

@@ -31,20 +31,20 @@ cow__shape_str(char *buf, int ndim, const int64_t *sizes)
 
 cow_status_t
 cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
-    int64_t *numel, size_t *nbytes, const char *func)
+    int64_t *numel, size_t *nbytes)
 {
 	int64_t n = 1;
 	size_t bytes;
 
 	if (ndim < 0 || ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "ndim %d out of range [0, %d]", ndim, COW_TENSOR_MAX_NDIM);
 	if (ndim > 0 && sizes == NULL)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "sizes is NULL but ndim is %d", ndim);
 	for (int d = 0; d < ndim; d++)
 		if (sizes[d] < 0)
-			return cow__error(COW_EINVAL, func,
+			return cow__error(COW_EINVAL,
 			    "size %lld at dim %d is negative",
 			    (long long)sizes[d], d);
 	/* An empty shape has 0 elements whatever its other sizes (the
@@ -56,7 +56,7 @@ cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
 		if (__builtin_mul_overflow(n, sizes[d], &n)) {
 			char s[COW__SHAPE_STR_MAX];
 
-			return cow__error(COW_EOVERFLOW, func,
+			return cow__error(COW_EOVERFLOW,
 			    "the element count of shape %s overflows",
 			    cow__shape_str(s, ndim, sizes));
 		}
@@ -65,7 +65,7 @@ cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
 	    bytes > COW_STORAGE_MAX_NBYTES) {
 		char s[COW__SHAPE_STR_MAX];
 
-		return cow__error(COW_EOVERFLOW, func,
+		return cow__error(COW_EOVERFLOW,
 		    "shape %s of %zu-byte elements exceeds the maximum of %zu "
 		    "bytes", cow__shape_str(s, ndim, sizes), itemsize,
 		    (size_t)COW_STORAGE_MAX_NBYTES);
@@ -125,8 +125,7 @@ cow__is_contiguous(int ndim, const int64_t *sizes, const int64_t *strides)
 }
 
 cow_status_t
-cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out,
-    const char *func)
+cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out)
 {
 	char s[COW__SHAPE_STR_MAX];
 	int64_t known = 1;
@@ -134,22 +133,22 @@ cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out,
 	bool empty = false;
 
 	if (ndim < 0 || ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "ndim %d out of range [0, %d]", ndim, COW_TENSOR_MAX_NDIM);
 	if (ndim > 0 && sizes == NULL)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "sizes is NULL but ndim is %d", ndim);
 	for (int d = 0; d < ndim; d++) {
 		if (sizes[d] == -1) {
 			if (infer >= 0)
-				return cow__error(COW_EINVAL, func,
+				return cow__error(COW_EINVAL,
 				    "only one dimension can be -1 (dims %d and "
 				    "%d are)", infer, d);
 			infer = d;
 			continue;
 		}
 		if (sizes[d] < 0)
-			return cow__error(COW_EINVAL, func,
+			return cow__error(COW_EINVAL,
 			    "size %lld at dim %d is negative",
 			    (long long)sizes[d], d);
 		empty = empty || sizes[d] == 0;
@@ -159,19 +158,19 @@ cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out,
 	for (int d = 0; d < ndim && !empty; d++)
 		if (d != infer &&
 		    __builtin_mul_overflow(known, sizes[d], &known))
-			return cow__error(COW_EOVERFLOW, func,
+			return cow__error(COW_EOVERFLOW,
 			    "the element count of shape %s overflows",
 			    cow__shape_str(s, ndim, sizes));
 	if (empty)
 		known = 0;
 	if (infer >= 0) {
 		if (known == 0 || numel % known != 0)
-			return cow__error(COW_ESHAPE, func,
+			return cow__error(COW_ESHAPE,
 			    "shape %s is invalid for %lld elements (dim %d "
 			    "cannot be inferred)", cow__shape_str(s, ndim, sizes),
 			    (long long)numel, infer);
 	} else if (known != numel) {
-		return cow__error(COW_ESHAPE, func,
+		return cow__error(COW_ESHAPE,
 		    "shape %s is invalid for %lld elements",
 		    cow__shape_str(s, ndim, sizes), (long long)numel);
 	}
@@ -235,7 +234,7 @@ cow__view_strides(int ondim, const int64_t *osizes, const int64_t *ostrides,
 
 cow_status_t
 cow__broadcast_shape(int andim, const int64_t *asizes, int bndim,
-    const int64_t *bsizes, int *ndim, int64_t *sizes, const char *func)
+    const int64_t *bsizes, int *ndim, int64_t *sizes)
 {
 	int n = andim > bndim ? andim : bndim;
 
@@ -247,7 +246,7 @@ cow__broadcast_shape(int andim, const int64_t *asizes, int bndim,
 		if (a != b && a != 1 && b != 1) {
 			char sa[COW__SHAPE_STR_MAX], sb[COW__SHAPE_STR_MAX];
 
-			return cow__error(COW_ESHAPE, func,
+			return cow__error(COW_ESHAPE,
 			    "shapes %s and %s do not broadcast (dim %d: %lld "
 			    "vs %lld)", cow__shape_str(sa, andim, asizes),
 			    cow__shape_str(sb, bndim, bsizes), d,
@@ -261,7 +260,7 @@ cow__broadcast_shape(int andim, const int64_t *asizes, int bndim,
 
 cow_status_t
 cow__broadcast_strides(int ndim, const int64_t *sizes, const int64_t *strides,
-    int tndim, const int64_t *tsizes, int64_t *out, const char *func)
+    int tndim, const int64_t *tsizes, int64_t *out)
 {
 	char sa[COW__SHAPE_STR_MAX], sb[COW__SHAPE_STR_MAX];
 
@@ -281,24 +280,24 @@ cow__broadcast_strides(int ndim, const int64_t *sizes, const int64_t *strides,
 	}
 	return COW_OK;
 bad:
-	return cow__error(COW_ESHAPE, func,
+	return cow__error(COW_ESHAPE,
 	    "cannot broadcast shape %s to shape %s",
 	    cow__shape_str(sa, ndim, sizes), cow__shape_str(sb, tndim, tsizes));
 }
 
 cow_status_t
 cow__layout_extent(int ndim, const int64_t *sizes, const int64_t *strides,
-    int64_t offset, size_t itemsize, int64_t *end, const char *func)
+    int64_t offset, size_t itemsize, int64_t *end)
 {
 	int64_t last = offset, span;
 	bool empty = false;
 
 	if (offset < 0)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "storage offset %lld is negative", (long long)offset);
 	for (int d = 0; d < ndim; d++) {
 		if (strides[d] < 0)
-			return cow__error(COW_EINVAL, func,
+			return cow__error(COW_EINVAL,
 			    "stride %lld at dim %d is negative",
 			    (long long)strides[d], d);
 		if (sizes[d] == 0)
@@ -316,24 +315,24 @@ cow__layout_extent(int ndim, const int64_t *sizes, const int64_t *strides,
 		goto overflow;
 	return COW_OK;
 overflow:
-	return cow__error(COW_EOVERFLOW, func,
+	return cow__error(COW_EOVERFLOW,
 	    "the layout's extent overflows (offset %lld)", (long long)offset);
 }
 
 cow_status_t
 cow__layout_check(int ndim, const int64_t *sizes, const int64_t *strides,
-    int64_t offset, size_t itemsize, size_t nbytes, const char *func)
+    int64_t offset, size_t itemsize, size_t nbytes)
 {
 	int64_t end;
 	cow_status_t st;
 
 	if ((st = cow__layout_extent(ndim, sizes, strides, offset, itemsize,
-	    &end, func)) != COW_OK)
+	    &end)) != COW_OK)
 		return st;
 	if ((uint64_t)end > nbytes) {
 		char s[COW__SHAPE_STR_MAX], t[COW__SHAPE_STR_MAX];
 
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "sizes %s, strides %s, offset %lld need %lld bytes but the "
 		    "storage has %zu", cow__shape_str(s, ndim, sizes),
 		    cow__shape_str(t, ndim, strides), (long long)offset,

@@ -1,7 +1,7 @@
 /*
  * shape.h - shape and layout arithmetic shared by creation, views, reshape
- * and ops. Every function that can fail sets the error message naming
- * @func and the offending value.
+ * and ops. Every function that can fail records an error message naming
+ * the offending value.
  */
 #ifndef COW_TENSOR_SHAPE_H
 #define COW_TENSOR_SHAPE_H
@@ -24,7 +24,7 @@ const char *cow__shape_str(char *buf, int ndim, const int64_t *sizes);
  * times @itemsize fits a storage (COW_EOVERFLOW). *numel and *nbytes may be
  * NULL. */
 cow_status_t cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
-    int64_t *numel, size_t *nbytes, const char *func);
+    int64_t *numel, size_t *nbytes);
 
 /* Product of sizes: 0 when a size is 0 (the others may then be huge);
  * otherwise the caller knows the product fits. */
@@ -67,7 +67,7 @@ bool cow__is_contiguous(int ndim, const int64_t *sizes,
  * count, or -1 cannot be inferred).
  */
 cow_status_t cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes,
-    int64_t *out, const char *func);
+    int64_t *out);
 
 /*
  * Strides that let a tensor with (@ondim, @osizes, @ostrides) be seen with
@@ -83,8 +83,7 @@ bool cow__view_strides(int ondim, const int64_t *osizes,
  * both shapes.
  */
 cow_status_t cow__broadcast_shape(int andim, const int64_t *asizes,
-    int bndim, const int64_t *bsizes, int *ndim, int64_t *sizes,
-    const char *func);
+    int bndim, const int64_t *bsizes, int *ndim, int64_t *sizes);
 
 /*
  * Strides (in elements) that present (@ndim, @sizes, @strides) as the shape
@@ -92,8 +91,7 @@ cow_status_t cow__broadcast_shape(int andim, const int64_t *asizes,
  * both shapes when it cannot be broadcast.
  */
 cow_status_t cow__broadcast_strides(int ndim, const int64_t *sizes,
-    const int64_t *strides, int tndim, const int64_t *tsizes,
-    int64_t *out, const char *func);
+    const int64_t *strides, int tndim, const int64_t *tsizes, int64_t *out);
 
 /*
  * The bytes a layout reaches from the start of its storage: the byte just
@@ -103,8 +101,7 @@ cow_status_t cow__broadcast_strides(int ndim, const int64_t *sizes,
  * cow__shape_check().
  */
 cow_status_t cow__layout_extent(int ndim, const int64_t *sizes,
-    const int64_t *strides, int64_t offset, size_t itemsize, int64_t *end,
-    const char *func);
+    const int64_t *strides, int64_t offset, size_t itemsize, int64_t *end);
 
 /*
  * Check that a layout lies inside a storage of @nbytes: every stride and the
@@ -113,7 +110,6 @@ cow_status_t cow__layout_extent(int ndim, const int64_t *sizes,
  * overflow (COW_EOVERFLOW). The shape must have passed cow__shape_check().
  */
 cow_status_t cow__layout_check(int ndim, const int64_t *sizes,
-    const int64_t *strides, int64_t offset, size_t itemsize, size_t nbytes,
-    const char *func);
+    const int64_t *strides, int64_t offset, size_t itemsize, size_t nbytes);
 
 #endif

@@ -16,9 +16,9 @@
 #include "tensor/tensor.h"
 
 cow_tensor_t *
-cow__tensor_alloc(cow_allocator_t *alloc, const char *func)
+cow__tensor_alloc(cow_allocator_t *alloc)
 {
-	cow_tensor_t *t = cow__alloc(alloc, sizeof *t, func);
+	cow_tensor_t *t = cow__alloc(alloc, sizeof *t);
 
 	if (t != NULL)
 		t->alloc = alloc;
@@ -109,10 +109,9 @@ cow__tensor_set_layout(cow_tensor_t *t, const struct cow__layout *l)
 
 cow_status_t
 cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func)
+    const struct cow__layout *l, cow_tensor_t **out)
 {
-	cow_tensor_t *t = cow__tensor_alloc(cow_storage_allocator(storage),
-	    func);
+	cow_tensor_t *t = cow__tensor_alloc(cow_storage_allocator(storage));
 
 	if (t == NULL)
 		return COW_ENOMEM;
@@ -124,11 +123,11 @@ cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
 
 cow_status_t
 cow__tensor_new_view(const cow_tensor_t *base, const struct cow__layout *l,
-    cow_tensor_t **out, const char *func)
+    cow_tensor_t **out)
 {
 	cow_status_t st;
 
-	st = cow__tensor_new(base->storage, base->dtype, l, out, func);
+	st = cow__tensor_new(base->storage, base->dtype, l, out);
 	if (st == COW_OK && base->shadow != NULL) {
 		/* Views share their base's shadow (docs/reshape.md). */
 		cow__shadow_retain(base->shadow);
@@ -139,42 +138,41 @@ cow__tensor_new_view(const cow_tensor_t *base, const struct cow__layout *l,
 
 static cow_status_t
 tensor_new_dense(cow_dtype_t dtype, int ndim, const int64_t *sizes,
-    cow_allocator_t *alloc, bool zeroed, cow_tensor_t **out,
-    const char *func)
+    cow_allocator_t *alloc, bool zeroed, cow_tensor_t **out)
 {
 	struct cow__layout l;
 	cow_storage_t *s;
 	cow_status_t st;
 	size_t nbytes;
 
-	if ((st = cow__dtype_check(dtype, func)) != COW_OK ||
+	if ((st = cow__dtype_check(dtype)) != COW_OK ||
 	    (st = cow__shape_check(ndim, sizes, cow_dtype_size(dtype), NULL,
-	    &nbytes, func)) != COW_OK)
+	    &nbytes)) != COW_OK)
 		return st;
 	if ((st = zeroed ? cow_storage_new(nbytes, alloc, &s) :
-	    cow__storage_new_uninit(nbytes, alloc, &s, func)) != COW_OK)
-		return cow__error_wrap(st, func, "");
+	    cow__storage_new_uninit(nbytes, alloc, &s)) != COW_OK)
+		return cow__error_wrap(st, "");
 	cow__layout_contiguous(&l, ndim, sizes);
-	st = cow__tensor_new(s, dtype, &l, out, func);
+	st = cow__tensor_new(s, dtype, &l, out);
 	cow_storage_release(s);
 	return st;
 }
 
 cow_status_t
 cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim, const int64_t *sizes,
-    cow_allocator_t *alloc, cow_tensor_t **out, const char *func)
+    cow_allocator_t *alloc, cow_tensor_t **out)
 {
-	return tensor_new_dense(dtype, ndim, sizes, alloc, true, out, func);
+	return tensor_new_dense(dtype, ndim, sizes, alloc, true, out);
 }
 
 cow_status_t
 cow__tensor_new_output(cow_dtype_t dtype, int ndim, const int64_t *sizes,
-    cow_allocator_t *alloc, cow_tensor_t **out, const char *func)
+    cow_allocator_t *alloc, cow_tensor_t **out)
 {
 	/* A zeroed allocation may hand back fresh pages (jemalloc), each of
 	 * which then faults on the kernel's first write: measured 257 faults
 	 * per 1 MiB clone (docs/performance.md, "From Python"). */
-	return tensor_new_dense(dtype, ndim, sizes, alloc, false, out, func);
+	return tensor_new_dense(dtype, ndim, sizes, alloc, false, out);
 }
 
 cow_allocator_t *
@@ -184,27 +182,26 @@ cow__tensor_allocator(const cow_tensor_t *t)
 }
 
 cow_status_t
-cow__wrap_dim(int dim, int ndim, int *out, const char *func)
+cow__wrap_dim(int dim, int ndim, int *out)
 {
 	/* Written on every path (internal helper), so that callers that
 	 * inline it see an initialised value. */
 	*out = 0;
 	if (ndim == 0)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "dim %d out of range: the tensor has no dimensions", dim);
 	if (dim < -ndim || dim >= ndim)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "dim %d out of range [%d, %d)", dim, -ndim, ndim);
 	*out = dim < 0 ? dim + ndim : dim;
 	return COW_OK;
 }
 
 cow_status_t
-cow__check_tensor(const cow_tensor_t *t, const char *name, const char *func)
+cow__check_tensor(const cow_tensor_t *t, const char *name)
 {
 	if (t == NULL)
-		return cow__error(COW_EINVAL, func, "argument '%s' is NULL",
-		    name);
+		return cow__error(COW_EINVAL, "argument '%s' is NULL", name);
 	return COW_OK;
 }
 
@@ -268,7 +265,7 @@ cow_tensor_nbytes(const cow_tensor_t *t)
 	 * inside its storage (a functional tensor's, inside its base). */
 	if (t == NULL || t->numel == 0 ||
 	    cow__layout_extent(t->ndim, t->sizes, t->strides, 0, t->itemsize,
-	    &end, __func__) != COW_OK)
+	    &end) != COW_OK)
 		return 0;
 	return (size_t)end;
 }
@@ -293,8 +290,8 @@ cow_tensor_size(const cow_tensor_t *t, int dim, int64_t *out)
 
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
-		return st;
+	if ((st = cow__wrap_dim(dim, t->ndim, &d)) != COW_OK)
+		return COW__NAMED(st);
 	*out = t->sizes[d];
 	return COW_OK;
 }
@@ -307,8 +304,8 @@ cow_tensor_stride(const cow_tensor_t *t, int dim, int64_t *out)
 
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	if ((st = cow__wrap_dim(dim, t->ndim, &d, __func__)) != COW_OK)
-		return st;
+	if ((st = cow__wrap_dim(dim, t->ndim, &d)) != COW_OK)
+		return COW__NAMED(st);
 	*out = t->strides[d];
 	return COW_OK;
 }

@@ -65,9 +65,9 @@ struct cow_tensor_s {
 	int64_t strides[COW_TENSOR_MAX_NDIM]; /* in elements, >= 0 */
 };
 
-/* An uninitialised tensor struct from @alloc (COW_ENOMEM naming @func
- * gives NULL). Free it with cow__tensor_free() until it is initialised. */
-cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc, const char *func);
+/* An uninitialised tensor struct from @alloc (NULL on COW_ENOMEM). Free it
+ * with cow__tensor_free() until it is initialised. */
+cow_tensor_t *cow__tensor_alloc(cow_allocator_t *alloc);
 void cow__tensor_free(cow_tensor_t *t);
 
 /* A layout: sizes, strides and offset in elements. */
@@ -112,26 +112,25 @@ void cow__tensor_init(cow_tensor_t *t, cow_storage_t *storage,
  * A new tensor over @storage (the tensor takes one new reference on it) with
  * the layout *@l, which the caller has validated (shape checked, layout
  * inside the storage). The struct comes from the storage's allocator.
- * COW_ENOMEM (message naming @func) on failure.
+ * COW_ENOMEM on failure.
  */
 cow_status_t cow__tensor_new(cow_storage_t *storage, cow_dtype_t dtype,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out);
 
 /*
  * A view of @base: cow__tensor_new() over @base's storage with @base's
  * dtype, sharing @base's shadow storage (one more reference on it).
  */
 cow_status_t cow__tensor_new_view(const cow_tensor_t *base,
-    const struct cow__layout *l, cow_tensor_t **out, const char *func);
+    const struct cow__layout *l, cow_tensor_t **out);
 
 /*
  * A new contiguous tensor on a new zero-filled private storage. Validates
- * dtype and shape (COW_EINVAL, COW_ERANGE, COW_EOVERFLOW naming @func).
+ * dtype and shape (COW_EINVAL, COW_ERANGE, COW_EOVERFLOW).
  * @alloc NULL means the default allocator.
  */
 cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
-    const char *func);
+    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out);
 
 /*
  * cow__tensor_new_contiguous without the zero fill: for a kernel's output,
@@ -140,11 +139,11 @@ cow_status_t cow__tensor_new_contiguous(cow_dtype_t dtype, int ndim,
  * the tensor unseen.
  */
 cow_status_t cow__tensor_new_output(cow_dtype_t dtype, int ndim,
-    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out,
-    const char *func);
+    const int64_t *sizes, cow_allocator_t *alloc, cow_tensor_t **out);
 
 /*
- * cow_tensor_from_external (tensor.h) with errors naming @func; *out must
+ * cow_tensor_from_external (tensor.h), @func for creation's reshape-alias
+ * events (the reads and writes below); *out must
  * not be NULL. On failure the memory stays the caller's (the deleter is not
  * called).
  */
@@ -154,11 +153,12 @@ cow_status_t cow__tensor_over_external(void *data, cow_dtype_t dtype,
     cow_allocator_t *alloc, cow_tensor_t **out, const char *func);
 
 /* The write access of cow_tensor_pin (pins @t's storage too; for a tensor
- * with no elements *out is NULL), errors naming @func. */
+ * with no elements *out is NULL). */
 cow_status_t cow__tensor_pin_data(cow_tensor_t *t, char **out,
     const char *func);
 
-/* An eager contiguous copy of @t (cow_tensor_clone), errors naming @func. */
+/* An eager contiguous copy of @t (cow_tensor_clone); @func for its
+ * reshape-alias events. */
 cow_status_t cow__tensor_clone(const cow_tensor_t *t, cow_tensor_t **out,
     const char *func);
 
@@ -174,8 +174,11 @@ cow_allocator_t *cow__tensor_allocator(const cow_tensor_t *t);
  * The ONE read access: *out = the address of element [0, ..., 0] for
  * reading, or NULL when the tensor has no elements. Never materialises and
  * changes no data. The reshape-alias check (tensor/shadow.h) may report
- * the read to the warning handler, or refuse it with COW_EALIASING (naming
- * @func) under COW_SHADOW_ERROR.
+ * the read to the warning handler, or refuse it with COW_EALIASING under
+ * COW_SHADOW_ERROR. @func, the public function, is the event's
+ * (cow_shadow_event_t.func): the one name still passed down, as the event
+ * fires inside the call; errors are named where the call returns
+ * (core/error.h).
  */
 cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
     const char *func);
@@ -184,7 +187,7 @@ cow_status_t cow__tensor_read_data(const cow_tensor_t *t, const char **out,
  * The ONE write access: materialise the storage if it is copy-on-write and
  * give the address of element [0, ..., 0] for writing. Call it only for a
  * tensor with elements. On failure (COW_ENOMEM, or COW_EALIASING from the
- * reshape-alias check, naming @func) everything is as it was.
+ * reshape-alias check) everything is as it was. @func: as for the read.
  *
  * Order in an op: every read access first (they have no side effect, so a
  * refused read changes nothing), then the write access, then re-base the
@@ -207,17 +210,16 @@ const char *cow__tensor_rebase(const cow_tensor_t *in, const char *in_data,
 
 /* Normalise @dim (negative counts from the end) into [0, ndim). COW_ERANGE
  * names the dimension and the valid range. */
-cow_status_t cow__wrap_dim(int dim, int ndim, int *out, const char *func);
+cow_status_t cow__wrap_dim(int dim, int ndim, int *out);
 
 /* Check the element index @index (NULL allowed for 0-d) against @t's sizes,
  * negative entries counting from the end; write it normalised to @idx.
- * COW_EINVAL (NULL index) or COW_ERANGE, named after @func. */
+ * COW_EINVAL (NULL index) or COW_ERANGE. */
 cow_status_t cow__index_check(const cow_tensor_t *t, const int64_t *index,
-    int64_t *idx, const char *func);
+    int64_t *idx);
 
-/* COW_EINVAL naming @func and @name when @p is NULL. */
-cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name,
-    const char *func);
+/* COW_EINVAL naming @name when @p is NULL. */
+cow_status_t cow__check_tensor(const cow_tensor_t *t, const char *name);
 
 /* Debug borrow check on the last release (maybe_owned.c): aborts when a
  * recorded borrow of @t is outstanding. Without COW_DEBUG_BORROWS it

@@ -24,18 +24,18 @@ cow__view_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 
 cow_status_t
 cow__view_step_apply(struct cow__view_step *s, struct cow__layout *l,
-    size_t itemsize, size_t nbytes, const char *func)
+    size_t itemsize, size_t nbytes)
 {
-	return cow__step_apply(s->kind, s, l, itemsize, nbytes, func);
+	return cow__step_apply(s->kind, s, l, itemsize, nbytes);
 }
 
 cow_status_t
 cow__view_step_make(struct cow__view_step *s, struct cow__layout *l,
-    size_t itemsize, size_t nbytes, const char *func)
+    size_t itemsize, size_t nbytes)
 {
 	cow_status_t st;
 
-	if ((st = cow__step_check(s->kind, s, l, itemsize, nbytes, func)) !=
+	if ((st = cow__step_check(s->kind, s, l, itemsize, nbytes)) !=
 	    COW_OK)
 		return st;
 	s->in_ndim = l->ndim;

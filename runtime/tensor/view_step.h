@@ -77,7 +77,7 @@ const char *cow__step_kind_name(enum cow__step_kind kind);
 
 /*
  * Validate the step @s against its parent's layout *@l, with the errors
- * and messages of the view function @func, normalise its arguments in
+ * and messages of its view function, normalise its arguments in
  * place, and turn *@l into the result's layout. On failure *@l is
  * unchanged. @itemsize and @nbytes (the bytes an as_strided layout must
  * stay inside: the storage's, or a functional group's base) bound the
@@ -88,12 +88,12 @@ const char *cow__step_kind_name(enum cow__step_kind kind);
  * a view's shape inferred for the parent's element count).
  */
 cow_status_t cow__view_step_apply(struct cow__view_step *s,
-    struct cow__layout *l, size_t itemsize, size_t nbytes, const char *func);
+    struct cow__layout *l, size_t itemsize, size_t nbytes);
 
 /* cow__view_step_apply(), and the step records both shapes (in_ndim,
  * in_sizes, out_ndim, out_sizes): what a replay or an inversion needs. */
 cow_status_t cow__view_step_make(struct cow__view_step *s,
-    struct cow__layout *l, size_t itemsize, size_t nbytes, const char *func);
+    struct cow__layout *l, size_t itemsize, size_t nbytes);
 
 /* Turn *@l, a layout of a validated step's parent shape, into the layout
  * of the step's result. as_strided ignores *@l: it is absolute. */
@@ -262,7 +262,7 @@ cow__step_slice_bound(int64_t v, int64_t size)
 
 COW__STEP_INLINE cow_status_t
 cow__step_check_view(const struct cow__view_step *s,
-    const struct cow__layout *in, const char *func)
+    const struct cow__layout *in)
 {
 	char x[COW__SHAPE_STR_MAX], y[COW__SHAPE_STR_MAX];
 	char z[COW__SHAPE_STR_MAX];
@@ -271,7 +271,7 @@ cow__step_check_view(const struct cow__view_step *s,
 	if (cow__view_strides(in->ndim, in->sizes, in->strides, s->ndim,
 	    s->sizes, strides))
 		return COW_OK;
-	return cow__error(COW_ESHAPE, func,
+	return cow__error(COW_ESHAPE,
 	    "shape %s is not compatible with sizes %s and strides %s "
 	    "(a dimension spans non-contiguous memory; use reshape)",
 	    cow__shape_str(x, s->ndim, s->sizes),
@@ -280,18 +280,17 @@ cow__step_check_view(const struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_select(struct cow__view_step *s,
-    const struct cow__layout *in, const char *func)
+cow__step_check_select(struct cow__view_step *s, const struct cow__layout *in)
 {
 	cow_status_t st;
 	int64_t size;
 	int d;
 
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &d, func)) != COW_OK)
+	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
 		return st;
 	size = in->sizes[d];
 	if (s->a < -size || s->a >= size)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "index %lld out of range for dim %d of size %lld",
 		    (long long)s->a, d, (long long)size);
 	s->dim = d;
@@ -301,17 +300,16 @@ cow__step_check_select(struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_slice(struct cow__view_step *s,
-    const struct cow__layout *in, const char *func)
+cow__step_check_slice(struct cow__view_step *s, const struct cow__layout *in)
 {
 	cow_status_t st;
 	int64_t size;
 	int d;
 
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &d, func)) != COW_OK)
+	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
 		return st;
 	if (s->c <= 0)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "step %lld must be positive", (long long)s->c);
 	size = in->sizes[d];
 	s->a = cow__step_slice_bound(s->a, size);
@@ -323,24 +321,23 @@ cow__step_check_slice(struct cow__view_step *s,
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_narrow(struct cow__view_step *s,
-    const struct cow__layout *in, const char *func)
+cow__step_check_narrow(struct cow__view_step *s, const struct cow__layout *in)
 {
 	cow_status_t st;
 	int64_t size;
 	int d;
 
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &d, func)) != COW_OK)
+	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
 		return st;
 	size = in->sizes[d];
 	if (s->a < -size || s->a > size)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "start %lld out of range [%lld, %lld] for dim %d",
 		    (long long)s->a, (long long)-size, (long long)size, d);
 	if (s->a < 0)
 		s->a += size;
 	if (s->b < 0 || s->b > size - s->a)
-		return cow__error(COW_ERANGE, func,
+		return cow__error(COW_ERANGE,
 		    "length %lld out of range [0, %lld] for start %lld of dim "
 		    "%d", (long long)s->b, (long long)(size - s->a),
 		    (long long)s->a, d);
@@ -350,7 +347,7 @@ cow__step_check_narrow(struct cow__view_step *s,
 
 /* The view function checked the count of entries against @in's. */
 COW__STEP_INLINE cow_status_t
-cow__step_check_permute(struct cow__view_step *s, const char *func)
+cow__step_check_permute(struct cow__view_step *s)
 {
 	bool seen[COW_TENSOR_MAX_NDIM] = {false};
 	cow_status_t st;
@@ -359,10 +356,10 @@ cow__step_check_permute(struct cow__view_step *s, const char *func)
 	for (int i = 0; i < s->ndim; i++) {
 		int raw = s->perm[i];
 
-		if ((st = cow__wrap_dim(raw, s->ndim, &d, func)) != COW_OK)
+		if ((st = cow__wrap_dim(raw, s->ndim, &d)) != COW_OK)
 			return st;
 		if (seen[d])
-			return cow__error(COW_EINVAL, func,
+			return cow__error(COW_EINVAL,
 			    "dim %d appears twice in the permutation", raw);
 		seen[d] = true;
 		s->perm[i] = d;
@@ -374,7 +371,7 @@ cow__step_check_permute(struct cow__view_step *s, const char *func)
  * COW_TENSOR_MAX_NDIM]). */
 COW__STEP_INLINE cow_status_t
 cow__step_check_expand(struct cow__view_step *s,
-    const struct cow__layout *in, size_t itemsize, const char *func)
+    const struct cow__layout *in, size_t itemsize)
 {
 	char x[COW__SHAPE_STR_MAX], y[COW__SHAPE_STR_MAX];
 	int64_t want[COW_TENSOR_MAX_NDIM];
@@ -387,12 +384,12 @@ cow__step_check_expand(struct cow__view_step *s,
 		if (want[d] == -1 && od >= 0)
 			want[d] = in->sizes[od];
 		if (want[d] < 0)
-			return cow__error(COW_EINVAL, func,
+			return cow__error(COW_EINVAL,
 			    "size %lld at dim %d is invalid%s",
 			    (long long)s->sizes[d], d, s->sizes[d] == -1 ?
 			    " (-1 is only allowed for existing dims)" : "");
 		if (od >= 0 && in->sizes[od] != want[d] && in->sizes[od] != 1)
-			return cow__error(COW_ESHAPE, func,
+			return cow__error(COW_ESHAPE,
 			    "cannot expand shape %s to %s: dim %d has size "
 			    "%lld, not 1",
 			    cow__shape_str(x, in->ndim, in->sizes),
@@ -401,22 +398,21 @@ cow__step_check_expand(struct cow__view_step *s,
 	}
 	for (int d = 0; d < s->ndim; d++)
 		s->sizes[d] = want[d];
-	return cow__shape_check(s->ndim, s->sizes, itemsize, NULL, NULL, func);
+	return cow__shape_check(s->ndim, s->sizes, itemsize, NULL, NULL);
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_diagonal(struct cow__view_step *s,
-    const struct cow__layout *in, const char *func)
+cow__step_check_diagonal(struct cow__view_step *s, const struct cow__layout *in)
 {
 	int64_t n1, n2, off = s->a;
 	cow_status_t st;
 	int a, b;
 
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &a, func)) != COW_OK ||
-	    (st = cow__wrap_dim(s->dim2, in->ndim, &b, func)) != COW_OK)
+	if ((st = cow__wrap_dim(s->dim, in->ndim, &a)) != COW_OK ||
+	    (st = cow__wrap_dim(s->dim2, in->ndim, &b)) != COW_OK)
 		return st;
 	if (a == b)
-		return cow__error(COW_EINVAL, func,
+		return cow__error(COW_EINVAL,
 		    "dim1 %d and dim2 %d are the same dimension", s->dim,
 		    s->dim2);
 	n1 = in->sizes[a];
@@ -435,48 +431,47 @@ cow__step_check_diagonal(struct cow__view_step *s,
 /* Validation of each kind; writes normalised arguments into @s. */
 COW__STEP_INLINE cow_status_t
 cow__step_check(enum cow__step_kind kind, struct cow__view_step *s,
-    const struct cow__layout *in, size_t itemsize, size_t nbytes,
-    const char *func)
+    const struct cow__layout *in, size_t itemsize, size_t nbytes)
 {
 	switch (kind) {
 	case COW__STEP_VIEW:
-		return cow__step_check_view(s, in, func);
+		return cow__step_check_view(s, in);
 	case COW__STEP_SELECT:
-		return cow__step_check_select(s, in, func);
+		return cow__step_check_select(s, in);
 	case COW__STEP_SLICE:
-		return cow__step_check_slice(s, in, func);
+		return cow__step_check_slice(s, in);
 	case COW__STEP_NARROW:
-		return cow__step_check_narrow(s, in, func);
+		return cow__step_check_narrow(s, in);
 	case COW__STEP_TRANSPOSE: {
 		cow_status_t st;
 
-		if ((st = cow__wrap_dim(s->dim, in->ndim, &s->dim, func)) !=
+		if ((st = cow__wrap_dim(s->dim, in->ndim, &s->dim)) !=
 		    COW_OK)
 			return st;
-		return cow__wrap_dim(s->dim2, in->ndim, &s->dim2, func);
+		return cow__wrap_dim(s->dim2, in->ndim, &s->dim2);
 	}
 	case COW__STEP_PERMUTE:
-		return cow__step_check_permute(s, func);
+		return cow__step_check_permute(s);
 	case COW__STEP_UNSQUEEZE:
 		if (in->ndim == COW_TENSOR_MAX_NDIM)
-			return cow__error(COW_ERANGE, func,
+			return cow__error(COW_ERANGE,
 			    "the tensor already has the maximum of %d "
 			    "dimensions", COW_TENSOR_MAX_NDIM);
-		return cow__wrap_dim(s->dim, in->ndim + 1, &s->dim, func);
+		return cow__wrap_dim(s->dim, in->ndim + 1, &s->dim);
 	case COW__STEP_SQUEEZE:
-		return cow__wrap_dim(s->dim, in->ndim, &s->dim, func);
+		return cow__wrap_dim(s->dim, in->ndim, &s->dim);
 	case COW__STEP_SQUEEZE_ALL:
 		return COW_OK;
 	case COW__STEP_EXPAND:
-		return cow__step_check_expand(s, in, itemsize, func);
+		return cow__step_check_expand(s, in, itemsize);
 	case COW__STEP_DIAGONAL:
-		return cow__step_check_diagonal(s, in, func);
+		return cow__step_check_diagonal(s, in);
 	case COW__STEP_AS_STRIDED:
 		/* The view function checked the shape. */
 		return cow__layout_check(s->ndim, s->sizes, s->strides, s->a,
-		    itemsize, nbytes, func);
+		    itemsize, nbytes);
 	default:
-		return cow__error(COW_EINVAL, func, "unknown view kind %d",
+		return cow__error(COW_EINVAL, "unknown view kind %d",
 		    (int)kind);
 	}
 }
@@ -485,11 +480,11 @@ cow__step_check(enum cow__step_kind kind, struct cow__view_step *s,
  * that knows it compiles only that kind's rules. */
 COW__STEP_INLINE cow_status_t
 cow__step_apply(enum cow__step_kind kind, struct cow__view_step *s,
-    struct cow__layout *l, size_t itemsize, size_t nbytes, const char *func)
+    struct cow__layout *l, size_t itemsize, size_t nbytes)
 {
 	cow_status_t st;
 
-	if ((st = cow__step_check(kind, s, l, itemsize, nbytes, func)) !=
+	if ((st = cow__step_check(kind, s, l, itemsize, nbytes)) !=
 	    COW_OK)
 		return st;
 	cow__step_layout(kind, s, l);

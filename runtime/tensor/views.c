@@ -26,14 +26,15 @@ cow__strided_view(cow_tensor_t *t, struct cow__view_step *s,
 	cow_status_t st;
 	size_t nbytes;
 
+	(void)func;
 	/* Only as_strided is bounded by the storage. */
 	nbytes = kind == COW__STEP_AS_STRIDED ?
 	    cow_storage_nbytes(t->storage) : 0;
 	cow__layout_of(t, &l);
-	if ((st = cow__step_apply(kind, s, &l, t->itemsize, nbytes, func)) !=
+	if ((st = cow__step_apply(kind, s, &l, t->itemsize, nbytes)) !=
 	    COW_OK)
 		return st;
-	return cow__tensor_new_view(t, &l, out, func);
+	return cow__tensor_new_view(t, &l, out);
 }
 
 #define VIEW_ARGS(t, out)                                                   \
@@ -51,11 +52,11 @@ cow_tensor_view(cow_tensor_t *t, int ndim, const int64_t *sizes,
 
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_VIEW);
-	if ((st = cow__shape_infer(t->numel, ndim, sizes, s.sizes, __func__)) !=
+	if ((st = cow__shape_infer(t->numel, ndim, sizes, s.sizes)) !=
 	    COW_OK)
-		return st;
+		return COW__NAMED(st);
 	s.ndim = ndim;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -67,7 +68,7 @@ cow_tensor_select(cow_tensor_t *t, int dim, int64_t index, cow_tensor_t **out)
 	cow__view_step_init(&s, COW__STEP_SELECT);
 	s.dim = dim;
 	s.a = index;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -82,7 +83,7 @@ cow_tensor_slice(cow_tensor_t *t, int dim, int64_t start, int64_t end,
 	s.a = start;
 	s.b = end;
 	s.c = step;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -96,7 +97,7 @@ cow_tensor_narrow(cow_tensor_t *t, int dim, int64_t start, int64_t length,
 	s.dim = dim;
 	s.a = start;
 	s.b = length;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -108,7 +109,7 @@ cow_tensor_transpose(cow_tensor_t *t, int dim0, int dim1, cow_tensor_t **out)
 	cow__view_step_init(&s, COW__STEP_TRANSPOSE);
 	s.dim = dim0;
 	s.dim2 = dim1;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -119,17 +120,17 @@ cow_tensor_permute(cow_tensor_t *t, int ndim, const int *dims,
 
 	VIEW_ARGS(t, out);
 	if (ndim != t->ndim)
-		return cow__error(COW_ESHAPE, __func__,
+		return COW__NAMED(cow__error(COW_ESHAPE,
 		    "%d dims given for a tensor with %d dimensions", ndim,
-		    t->ndim);
+		    t->ndim));
 	if (ndim > 0 && dims == NULL)
-		return cow__error(COW_EINVAL, __func__, "argument 'dims' is "
-		    "NULL");
+		return COW__NAMED(cow__error(COW_EINVAL, "argument 'dims' is "
+		    "NULL"));
 	cow__view_step_init(&s, COW__STEP_PERMUTE);
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++)
 		s.perm[d] = dims[d];
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -140,7 +141,7 @@ cow_tensor_unsqueeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_UNSQUEEZE);
 	s.dim = dim;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -151,7 +152,7 @@ cow_tensor_squeeze(cow_tensor_t *t, int dim, cow_tensor_t **out)
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_SQUEEZE);
 	s.dim = dim;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -161,7 +162,7 @@ cow_tensor_squeeze_all(cow_tensor_t *t, cow_tensor_t **out)
 
 	VIEW_ARGS(t, out);
 	cow__view_step_init(&s, COW__STEP_SQUEEZE_ALL);
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -172,17 +173,17 @@ cow_tensor_expand(cow_tensor_t *t, int ndim, const int64_t *sizes,
 
 	VIEW_ARGS(t, out);
 	if (ndim < t->ndim || ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE, __func__,
+		return COW__NAMED(cow__error(COW_ERANGE,
 		    "ndim %d out of range [%d, %d]", ndim, t->ndim,
-		    COW_TENSOR_MAX_NDIM);
+		    COW_TENSOR_MAX_NDIM));
 	if (ndim > 0 && sizes == NULL)
-		return cow__error(COW_EINVAL, __func__,
-		    "sizes is NULL but ndim is %d", ndim);
+		return COW__NAMED(cow__error(COW_EINVAL,
+		    "sizes is NULL but ndim is %d", ndim));
 	cow__view_step_init(&s, COW__STEP_EXPAND);
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++)
 		s.sizes[d] = sizes[d];
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -196,7 +197,7 @@ cow_tensor_diagonal(cow_tensor_t *t, int64_t offset, int dim1, int dim2,
 	s.a = offset;
 	s.dim = dim1;
 	s.dim2 = dim2;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
 
 cow_status_t
@@ -207,12 +208,12 @@ cow_tensor_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
 	cow_status_t st;
 
 	VIEW_ARGS(t, out);
-	if ((st = cow__shape_check(ndim, sizes, t->itemsize, NULL, NULL,
-	    __func__)) != COW_OK)
-		return st;
+	if ((st = cow__shape_check(ndim, sizes, t->itemsize, NULL,
+	    NULL)) != COW_OK)
+		return COW__NAMED(st);
 	if (ndim > 0 && strides == NULL)
-		return cow__error(COW_EINVAL, __func__,
-		    "strides is NULL but ndim is %d", ndim);
+		return COW__NAMED(cow__error(COW_EINVAL,
+		    "strides is NULL but ndim is %d", ndim));
 	cow__view_step_init(&s, COW__STEP_AS_STRIDED);
 	s.ndim = ndim;
 	for (int d = 0; d < ndim; d++) {
@@ -220,5 +221,5 @@ cow_tensor_as_strided(cow_tensor_t *t, int ndim, const int64_t *sizes,
 		s.strides[d] = strides[d];
 	}
 	s.a = storage_offset;
-	return t->impl->view(t, &s, out, __func__);
+	return COW__NAMED(t->impl->view(t, &s, out, __func__));
 }
