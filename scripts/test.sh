@@ -67,8 +67,8 @@ fuzz_findings() {
 # "No space left on device" while linking the dev build). The log says what
 # was free and what each build tree took; under CI=true (a fresh clone that
 # nobody reads afterwards) a configuration's build tree is removed once it
-# has passed, so the run needs the largest tree (about 1.2 GB, asan), not
-# the sum of all of them (about 3.5 GB).
+# has passed, so the run needs room for its largest tree, not for all of
+# them.
 free_space() {
 	df -Pk . | awk 'NR == 2 { printf "%.1f GiB free", $4 / 1048576 }'
 }
