@@ -189,7 +189,7 @@ cow_tensor_mul(const cow_tensor_t *a, const cow_tensor_t *b,
 cow_status_t                                                                \
 name(const cow_tensor_t *a, const cow_tensor_t *b, cow_tensor_t **out)      \
 {                                                                           \
-	return binary_out(OP, a, b, out, __func__);                         \
+	return COW__NAMED(binary_out(OP, a, b, out, __func__));             \
 }
 BINARY_OUT(cow_tensor_sub, COW__BINOP_SUB)
 BINARY_OUT(cow_tensor_div, COW__BINOP_DIV)

@@ -205,6 +205,67 @@ Test(tensor_errors, dtype_mismatch_and_unknown)
 	cow_tensor_release(a);
 }
 
+/* Each binary op names itself in the message of a failure found below its
+ * argument checks (shapes that do not broadcast): the name is added where
+ * the public call returns (core/error.h), once. */
+Test(tensor_errors, binary_ops_name_themselves)
+{
+	static const struct {
+		const char *name;
+		cow_status_t (*fn)(const cow_tensor_t *, const cow_tensor_t *,
+		    cow_tensor_t **);
+	} out_ops[] = {
+		{"cow_tensor_add", cow_tensor_add},
+		{"cow_tensor_mul", cow_tensor_mul},
+		{"cow_tensor_sub", cow_tensor_sub},
+		{"cow_tensor_div", cow_tensor_div},
+		{"cow_tensor_floor_div", cow_tensor_floor_div},
+		{"cow_tensor_mod", cow_tensor_mod},
+		{"cow_tensor_eq", cow_tensor_eq},
+		{"cow_tensor_ne", cow_tensor_ne},
+		{"cow_tensor_lt", cow_tensor_lt},
+		{"cow_tensor_le", cow_tensor_le},
+		{"cow_tensor_gt", cow_tensor_gt},
+		{"cow_tensor_ge", cow_tensor_ge},
+		{"cow_tensor_matmul", cow_tensor_matmul},
+	};
+	static const struct {
+		const char *name;
+		cow_status_t (*fn)(cow_tensor_t *, const cow_tensor_t *);
+	} in_ops[] = {
+		{"cow_tensor_add_", cow_tensor_add_},
+		{"cow_tensor_mul_", cow_tensor_mul_},
+		{"cow_tensor_sub_", cow_tensor_sub_},
+		{"cow_tensor_div_", cow_tensor_div_},
+		{"cow_tensor_floor_div_", cow_tensor_floor_div_},
+		{"cow_tensor_mod_", cow_tensor_mod_},
+		{"cow_tensor_copy_", cow_tensor_copy_},
+	};
+	cow_tensor_t *a, *b, *out;
+	char want[64];
+
+	a = tt_arange(COW_DTYPE_FLOAT32, 2, (int64_t[]){2, 3}, sys);
+	b = tt_arange(COW_DTYPE_FLOAT32, 2, (int64_t[]){4, 5}, sys);
+	for (size_t i = 0; i < sizeof out_ops / sizeof out_ops[0]; i++) {
+		snprintf(want, sizeof want, "%s: ", out_ops[i].name);
+		REFUSED(out_ops[i].fn(a, b, &out), COW_ESHAPE, want);
+		cr_assert(strncmp(cow_last_error(), want, strlen(want)) == 0 &&
+		    strstr(cow_last_error() + 1, want) == NULL,
+		    "%s: '%s' is not named once", out_ops[i].name,
+		    cow_last_error());
+	}
+	for (size_t i = 0; i < sizeof in_ops / sizeof in_ops[0]; i++) {
+		snprintf(want, sizeof want, "%s: ", in_ops[i].name);
+		TT_FAILS(in_ops[i].fn(a, b), COW_ESHAPE, want);
+		cr_assert(strncmp(cow_last_error(), want, strlen(want)) == 0 &&
+		    strstr(cow_last_error() + 1, want) == NULL,
+		    "%s: '%s' is not named once", in_ops[i].name,
+		    cow_last_error());
+	}
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+}
+
 Test(tensor_errors, null_arguments)
 {
 	cow_tensor_t *t = tt_arange(COW_DTYPE_INT32, 1, (int64_t[]){3}, sys);
