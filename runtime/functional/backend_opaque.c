@@ -135,26 +135,41 @@ o_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 	cow__view_step_layout(s, l);
 }
 
+/* Copy the @n elements of the view @l of @whole, in row-major order, to
+ * the packed @packed (@gather) or from it (else); @is bytes each. */
+static void
+o_copy_view_elements(const struct cow__layout *l, int64_t n, size_t is,
+    char *packed, char *whole, bool gather)
+{
+	int64_t idx[COW__FN_MAXD] = {0};
+
+	for (int64_t k = 0; k < n; k++) {
+		char *p = packed + k * (int64_t)is;
+		char *w = whole + (l->offset + dot(l->ndim, idx, l->strides)) *
+		    (int64_t)is;
+
+		if (gather)
+			memcpy(p, w, is);
+		else
+			memcpy(w, p, is);
+		next_index(l->ndim, l->sizes, idx);
+	}
+}
+
 static cow_status_t
 o_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
-	int64_t idx[COW__FN_MAXD] = {0};
 	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
-	size_t is = in->itemsize;
 
 	(void)func;
 	o_step_layout(s, &l);
 	if ((st = o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r)) != COW_OK)
 		return st;
-	for (int64_t k = 0; k < r->numel; k++) {
-		memcpy(r->data + k * (int64_t)is, in->data +
-		    (l.offset + dot(l.ndim, idx, l.strides)) * (int64_t)is,
-		    is);
-		next_index(l.ndim, l.sizes, idx);
-	}
+	o_copy_view_elements(&l, r->numel, in->itemsize, r->data, in->data,
+	    true);
 	*out = r;
 	return COW_OK;
 }
@@ -163,11 +178,9 @@ static cow_status_t
 o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
-	int64_t idx[COW__FN_MAXD] = {0};
 	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
-	size_t is = parent->itemsize;
 
 	(void)func;
 	o_step_layout(s, &l);
@@ -176,11 +189,8 @@ o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 		return st;
 	if (r->nbytes > 0)
 		memcpy(r->data, parent->data, r->nbytes);
-	for (int64_t k = 0; k < src->numel; k++) {
-		memcpy(r->data + (l.offset + dot(l.ndim, idx, l.strides)) *
-		    (int64_t)is, src->data + k * (int64_t)is, is);
-		next_index(l.ndim, l.sizes, idx);
-	}
+	o_copy_view_elements(&l, src->numel, parent->itemsize, src->data,
+	    r->data, false);
 	*out = r;
 	return COW_OK;
 }
