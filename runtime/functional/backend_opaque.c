@@ -46,18 +46,6 @@ o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
 	return COW_OK;
 }
 
-/* Row-major odometer over @sizes; false after the last index. */
-static bool
-next_index(int ndim, const int64_t *sizes, int64_t *idx)
-{
-	for (int d = ndim - 1; d >= 0; d--) {
-		if (++idx[d] < sizes[d])
-			return true;
-		idx[d] = 0;
-	}
-	return false;
-}
-
 static int64_t
 dot(int ndim, const int64_t *idx, const int64_t *strides)
 {
@@ -90,7 +78,7 @@ o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 			memcpy(v->data + k * (int64_t)v->itemsize,
 			    p + dot(t->ndim, idx, t->strides) *
 			    (int64_t)t->itemsize, v->itemsize);
-			next_index(t->ndim, t->sizes, idx);
+			cow__shape_next_index(t->ndim, t->sizes, idx);
 		}
 	}
 	if (owned)
@@ -152,7 +140,7 @@ o_copy_view_elements(const struct cow__layout *l, int64_t n, size_t is,
 			memcpy(p, w, is);
 		else
 			memcpy(w, p, is);
-		next_index(l->ndim, l->sizes, idx);
+		cow__shape_next_index(l->ndim, l->sizes, idx);
 	}
 }
 
@@ -413,7 +401,7 @@ o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 		o_apply(op, a->dtype, r->data + k * rs,
 		    a->data + dot(ndim, idx, as) * is,
 		    b->data + dot(ndim, idx, bs) * is);
-		next_index(ndim, sizes, idx);
+		cow__shape_next_index(ndim, sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
@@ -489,7 +477,7 @@ o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 			memcpy(d, x, r->itemsize);
 		else
 			cow__convert(dtype, d, src->dtype, x);
-		next_index(ndim, sizes, idx);
+		cow__shape_next_index(ndim, sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
