@@ -65,6 +65,7 @@
 #include "fuzz_cap.h"
 #include "fuzz_input.h"
 #include "tensor_model.h"
+#include "tensor/shape.h"
 
 #define SLOTS 6
 #define STORES 2
@@ -595,17 +596,6 @@ same_value(double x, double y)
 	return (x == y && signbit(x) == signbit(y)) || (isnan(x) && isnan(y));
 }
 
-static bool
-next_index(int ndim, const int64_t *sizes, int64_t *idx)
-{
-	for (int d = ndim - 1; d >= 0; d--) {
-		if (++idx[d] < sizes[d])
-			return true;
-		idx[d] = 0;
-	}
-	return false;
-}
-
 /* Read every value of @t (a read: syncs a functional tensor). */
 static void
 read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v,
@@ -626,7 +616,8 @@ read_values(const struct fz *z, int wi, const cow_tensor_t *t, double *v,
 			    world_name[wi], (long long)k, cow_status_str(st),
 			    cow_last_error());
 		k++;
-	} while (next_index(cow_tensor_ndim(t), cow_tensor_sizes(t), idx));
+	} while (cow__shape_next_index(cow_tensor_ndim(t), cow_tensor_sizes(t),
+	    idx));
 }
 
 /* The imaginary parts of the complex tensor @t, in row-major order, from
@@ -660,7 +651,8 @@ read_imag(const struct fz *z, int wi, const cow_tensor_t *t, double *im)
 			memcpy(&im[k], p + off * isz + 8, 8);
 		}
 		k++;
-	} while (next_index(cow_tensor_ndim(t), cow_tensor_sizes(t), idx));
+	} while (cow__shape_next_index(cow_tensor_ndim(t), cow_tensor_sizes(t),
+	    idx));
 }
 
 static void

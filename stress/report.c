@@ -58,29 +58,8 @@ stress_report_header(const struct stress_options *opt)
 	fflush(stdout);
 }
 
-static uint64_t
-d_copies(const struct stress_run *r)
-{
-	return r->after.materialize_copies - r->before.materialize_copies;
-}
-
-static uint64_t
-d_steals(const struct stress_run *r)
-{
-	return r->after.materialize_steals - r->before.materialize_steals;
-}
-
-static uint64_t
-d_bytes(const struct stress_run *r)
-{
-	return r->after.bytes_copied - r->before.bytes_copied;
-}
-
-static uint64_t
-d_clones(const struct stress_run *r)
-{
-	return r->after.lazy_clones - r->before.lazy_clones;
-}
+/* How far the library statistic @field moved during run @r. */
+#define RUN_DELTA(r, field) ((r)->after.field - (r)->before.field)
 
 static bool
 stress_passed(const struct stress_totals *tot)
@@ -124,6 +103,10 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 	for (unsigned i = 0; i < nruns; i++) {
 		struct stress_run *r = &runs[i];
 		uint64_t o = stress_run_ops(r);
+		uint64_t run_clones = RUN_DELTA(r, lazy_clones);
+		uint64_t run_copies = RUN_DELTA(r, materialize_copies);
+		uint64_t run_steals = RUN_DELTA(r, materialize_steals);
+		uint64_t run_bytes = RUN_DELTA(r, bytes_copied);
 
 		printf("%-23s %8" PRIu64 " %11" PRIu64 " %10.0f %12" PRIu64
 		    " %10" PRIu64 " %10" PRIu64 " %9" PRIu64 " %13" PRIu64
@@ -131,16 +114,16 @@ stress_report_text(const struct stress_options *opt, struct stress_run *runs,
 		    atomic_load(&r->rounds), o,
 		    r->elapsed > 0 ? (double)o / r->elapsed : 0.0,
 		    atomic_load(&r->checks), atomic_load(&r->violations),
-		    d_clones(r), d_copies(r), d_bytes(r), d_steals(r),
+		    run_clones, run_copies, run_bytes, run_steals,
 		    r->elapsed);
 		rounds += atomic_load(&r->rounds);
 		ops += o;
 		checks += atomic_load(&r->checks);
 		viol += atomic_load(&r->violations);
-		copies += d_copies(r);
-		steals += d_steals(r);
-		bytes += d_bytes(r);
-		clones += d_clones(r);
+		copies += run_copies;
+		steals += run_steals;
+		bytes += run_bytes;
+		clones += run_clones;
 	}
 	printf("%-23s %8" PRIu64 " %11" PRIu64 " %10.0f %12" PRIu64 " %10"
 	    PRIu64 " %10" PRIu64 " %9" PRIu64 " %13" PRIu64 " %10" PRIu64
@@ -225,7 +208,8 @@ stress_report_json(FILE *f, const struct stress_options *opt,
 		    ", \"bytes_copied\": %" PRIu64 ", \"seconds\": %.3f",
 		    r->scn->name, atomic_load(&r->rounds), stress_run_ops(r),
 		    atomic_load(&r->checks), atomic_load(&r->violations),
-		    d_clones(r), d_copies(r), d_steals(r), d_bytes(r),
+		    RUN_DELTA(r, lazy_clones), RUN_DELTA(r, materialize_copies),
+		    RUN_DELTA(r, materialize_steals), RUN_DELTA(r, bytes_copied),
 		    r->elapsed);
 		if (atomic_load(&r->violations) > 0) {
 			char replay[256];

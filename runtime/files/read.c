@@ -20,6 +20,7 @@
 #include "core/refcount.h"
 #include "files/json.h"
 #include "files/safetensors.h"
+#include "tensor/entry_accessors.h"
 #include "tensor/tensor.h"
 
 /* The mapping, shared by the handle and every tensor over it. */
@@ -722,45 +723,9 @@ cow_safetensors_count(const cow_safetensors_t *f)
 	return f == NULL ? 0 : f->count;
 }
 
-const char *
-cow_safetensors_name(const cow_safetensors_t *f, size_t i)
-{
-	const struct st_tensor *t = tensor_at(f, i);
-
-	return t != NULL ? t->name : NULL;
-}
-
-cow_dtype_t
-cow_safetensors_dtype(const cow_safetensors_t *f, size_t i)
-{
-	const struct st_tensor *t = tensor_at(f, i);
-
-	return t != NULL ? t->dtype : COW_DTYPE_INVALID;
-}
-
-int
-cow_safetensors_ndim(const cow_safetensors_t *f, size_t i)
-{
-	const struct st_tensor *t = tensor_at(f, i);
-
-	return t != NULL ? t->ndim : -1;
-}
-
-const int64_t *
-cow_safetensors_sizes(const cow_safetensors_t *f, size_t i)
-{
-	const struct st_tensor *t = tensor_at(f, i);
-
-	return t != NULL ? t->sizes : NULL;
-}
-
-uint64_t
-cow_safetensors_nbytes(const cow_safetensors_t *f, size_t i)
-{
-	const struct st_tensor *t = tensor_at(f, i);
-
-	return t != NULL ? t->nbytes : 0;
-}
+COW__ENTRY_ACCESSORS(cow_safetensors_t, struct st_tensor, tensor_at,
+    cow_safetensors_name, cow_safetensors_dtype, cow_safetensors_ndim,
+    cow_safetensors_sizes, cow_safetensors_nbytes)
 
 cow_status_t
 cow_safetensors_find(const cow_safetensors_t *f, const char *name,

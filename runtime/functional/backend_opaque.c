@@ -46,18 +46,6 @@ o_new(cow_allocator_t *alloc, cow_dtype_t dtype, int ndim,
 	return COW_OK;
 }
 
-/* Row-major odometer over @sizes; false after the last index. */
-static bool
-next_index(int ndim, const int64_t *sizes, int64_t *idx)
-{
-	for (int d = ndim - 1; d >= 0; d--) {
-		if (++idx[d] < sizes[d])
-			return true;
-		idx[d] = 0;
-	}
-	return false;
-}
-
 static int64_t
 dot(int ndim, const int64_t *idx, const int64_t *strides)
 {
@@ -90,7 +78,7 @@ o_import(const cow_backend_t *be, cow_tensor_t *t, bool owned,
 			memcpy(v->data + k * (int64_t)v->itemsize,
 			    p + dot(t->ndim, idx, t->strides) *
 			    (int64_t)t->itemsize, v->itemsize);
-			next_index(t->ndim, t->sizes, idx);
+			cow__shape_next_index(t->ndim, t->sizes, idx);
 		}
 	}
 	if (owned)
@@ -135,26 +123,41 @@ o_step_layout(const struct cow__view_step *s, struct cow__layout *l)
 	cow__view_step_layout(s, l);
 }
 
+/* Copy the @n elements of the view @l of @whole, in row-major order, to
+ * the packed @packed (@gather) or from it (else); @is bytes each. */
+static void
+o_copy_view_elements(const struct cow__layout *l, int64_t n, size_t is,
+    char *packed, char *whole, bool gather)
+{
+	int64_t idx[COW__FN_MAXD] = {0};
+
+	for (int64_t k = 0; k < n; k++) {
+		char *p = packed + k * (int64_t)is;
+		char *w = whole + (l->offset + dot(l->ndim, idx, l->strides)) *
+		    (int64_t)is;
+
+		if (gather)
+			memcpy(p, w, is);
+		else
+			memcpy(w, p, is);
+		cow__shape_next_index(l->ndim, l->sizes, idx);
+	}
+}
+
 static cow_status_t
 o_view_copy(const struct cow__view_step *s, struct cow__fval *in,
     struct cow__fval **out, const char *func)
 {
-	int64_t idx[COW__FN_MAXD] = {0};
 	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
-	size_t is = in->itemsize;
 
 	(void)func;
 	o_step_layout(s, &l);
 	if ((st = o_new(in->alloc, in->dtype, l.ndim, l.sizes, &r)) != COW_OK)
 		return st;
-	for (int64_t k = 0; k < r->numel; k++) {
-		memcpy(r->data + k * (int64_t)is, in->data +
-		    (l.offset + dot(l.ndim, idx, l.strides)) * (int64_t)is,
-		    is);
-		next_index(l.ndim, l.sizes, idx);
-	}
+	o_copy_view_elements(&l, r->numel, in->itemsize, r->data, in->data,
+	    true);
 	*out = r;
 	return COW_OK;
 }
@@ -163,11 +166,9 @@ static cow_status_t
 o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
     struct cow__fval *src, struct cow__fval **out, const char *func)
 {
-	int64_t idx[COW__FN_MAXD] = {0};
 	struct cow__layout l;
 	struct cow__fval *r;
 	cow_status_t st;
-	size_t is = parent->itemsize;
 
 	(void)func;
 	o_step_layout(s, &l);
@@ -176,11 +177,8 @@ o_scatter(const struct cow__view_step *s, struct cow__fval *parent,
 		return st;
 	if (r->nbytes > 0)
 		memcpy(r->data, parent->data, r->nbytes);
-	for (int64_t k = 0; k < src->numel; k++) {
-		memcpy(r->data + (l.offset + dot(l.ndim, idx, l.strides)) *
-		    (int64_t)is, src->data + k * (int64_t)is, is);
-		next_index(l.ndim, l.sizes, idx);
-	}
+	o_copy_view_elements(&l, src->numel, parent->itemsize, src->data,
+	    r->data, false);
 	*out = r;
 	return COW_OK;
 }
@@ -403,7 +401,7 @@ o_binary(enum cow__binop op, struct cow__fval *a, struct cow__fval *b,
 		o_apply(op, a->dtype, r->data + k * rs,
 		    a->data + dot(ndim, idx, as) * is,
 		    b->data + dot(ndim, idx, bs) * is);
-		next_index(ndim, sizes, idx);
+		cow__shape_next_index(ndim, sizes, idx);
 	}
 	*out = r;
 	return COW_OK;
@@ -479,7 +477,7 @@ o_convert(struct cow__fval *src, cow_dtype_t dtype, int ndim,
 			memcpy(d, x, r->itemsize);
 		else
 			cow__convert(dtype, d, src->dtype, x);
-		next_index(ndim, sizes, idx);
+		cow__shape_next_index(ndim, sizes, idx);
 	}
 	*out = r;
 	return COW_OK;

@@ -10,6 +10,7 @@
 #include "core/fault.h"
 #include "core/fork.h"
 #include "snapshot/snapshot.h"
+#include "tensor/entry_accessors.h"
 #include "tensor/impl.h"
 
 /* ------------------------------------------------------------------ */
@@ -586,45 +587,9 @@ entry(const cow_snapshot_t *snap, size_t i)
 	return snap != NULL && i < snap->count ? &snap->tensors[i] : NULL;
 }
 
-const char *
-cow_snapshot_name(const cow_snapshot_t *snap, size_t i)
-{
-	const struct cow__snap_tensor *e = entry(snap, i);
-
-	return e != NULL ? e->name : NULL;
-}
-
-cow_dtype_t
-cow_snapshot_dtype(const cow_snapshot_t *snap, size_t i)
-{
-	const struct cow__snap_tensor *e = entry(snap, i);
-
-	return e != NULL ? e->dtype : COW_DTYPE_INVALID;
-}
-
-int
-cow_snapshot_ndim(const cow_snapshot_t *snap, size_t i)
-{
-	const struct cow__snap_tensor *e = entry(snap, i);
-
-	return e != NULL ? e->ndim : -1;
-}
-
-const int64_t *
-cow_snapshot_sizes(const cow_snapshot_t *snap, size_t i)
-{
-	const struct cow__snap_tensor *e = entry(snap, i);
-
-	return e != NULL ? e->sizes : NULL;
-}
-
-uint64_t
-cow_snapshot_nbytes(const cow_snapshot_t *snap, size_t i)
-{
-	const struct cow__snap_tensor *e = entry(snap, i);
-
-	return e != NULL ? e->nbytes : 0;
-}
+COW__ENTRY_ACCESSORS(cow_snapshot_t, struct cow__snap_tensor, entry,
+    cow_snapshot_name, cow_snapshot_dtype, cow_snapshot_ndim,
+    cow_snapshot_sizes, cow_snapshot_nbytes)
 
 bool
 cow_snapshot_is_held(const cow_snapshot_t *snap, size_t i)

@@ -29,19 +29,29 @@ cow__shape_str(char *buf, int ndim, const int64_t *sizes)
 	return buf;
 }
 
-cow_status_t
-cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
-    int64_t *numel, size_t *nbytes)
+/* @ndim is in [0, COW_TENSOR_MAX_NDIM] and @sizes is there if it has any. */
+static cow_status_t
+shape_check_ndim(int ndim, const int64_t *sizes)
 {
-	int64_t n = 1;
-	size_t bytes;
-
 	if (ndim < 0 || ndim > COW_TENSOR_MAX_NDIM)
 		return cow__error(COW_ERANGE,
 		    "ndim %d out of range [0, %d]", ndim, COW_TENSOR_MAX_NDIM);
 	if (ndim > 0 && sizes == NULL)
 		return cow__error(COW_EINVAL,
 		    "sizes is NULL but ndim is %d", ndim);
+	return COW_OK;
+}
+
+cow_status_t
+cow__shape_check(int ndim, const int64_t *sizes, size_t itemsize,
+    int64_t *numel, size_t *nbytes)
+{
+	cow_status_t st;
+	int64_t n = 1;
+	size_t bytes;
+
+	if ((st = shape_check_ndim(ndim, sizes)) != COW_OK)
+		return st;
 	for (int d = 0; d < ndim; d++)
 		if (sizes[d] < 0)
 			return cow__error(COW_EINVAL,
@@ -128,16 +138,13 @@ cow_status_t
 cow__shape_infer(int64_t numel, int ndim, const int64_t *sizes, int64_t *out)
 {
 	char s[COW__SHAPE_STR_MAX];
+	cow_status_t st;
 	int64_t known = 1;
 	int infer = -1;
 	bool empty = false;
 
-	if (ndim < 0 || ndim > COW_TENSOR_MAX_NDIM)
-		return cow__error(COW_ERANGE,
-		    "ndim %d out of range [0, %d]", ndim, COW_TENSOR_MAX_NDIM);
-	if (ndim > 0 && sizes == NULL)
-		return cow__error(COW_EINVAL,
-		    "sizes is NULL but ndim is %d", ndim);
+	if ((st = shape_check_ndim(ndim, sizes)) != COW_OK)
+		return st;
 	for (int d = 0; d < ndim; d++) {
 		if (sizes[d] == -1) {
 			if (infer >= 0)

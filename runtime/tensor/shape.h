@@ -53,6 +53,19 @@ cow__sat_add(int64_t a, int64_t b)
 	return __builtin_add_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
+/* Step @idx to the next index of @sizes in row-major order (the last
+ * dimension fastest); false, with @idx back at zeros, after the last. */
+static inline bool
+cow__shape_next_index(int ndim, const int64_t *sizes, int64_t *idx)
+{
+	for (int d = ndim - 1; d >= 0; d--) {
+		if (++idx[d] < sizes[d])
+			return true;
+		idx[d] = 0;
+	}
+	return false;
+}
+
 /* Row-major strides for @sizes (saturating when the shape is empty). */
 void cow__contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 

@@ -282,32 +282,34 @@ cow_tensor_strides(const cow_tensor_t *t)
 	return t == NULL ? NULL : t->strides;
 }
 
-cow_status_t
-cow_tensor_size(const cow_tensor_t *t, int dim, int64_t *out)
+/* *@out = @per_dim[@dim] of an @ndim-dimensional tensor, @dim wrapped
+ * (negative: from the end). */
+static cow_status_t
+tensor_dim_entry(const int64_t *per_dim, int ndim, int dim, int64_t *out)
 {
 	cow_status_t st;
 	int d;
 
+	if ((st = cow__wrap_dim(dim, ndim, &d)) != COW_OK)
+		return st;
+	*out = per_dim[d];
+	return COW_OK;
+}
+
+cow_status_t
+cow_tensor_size(const cow_tensor_t *t, int dim, int64_t *out)
+{
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	if ((st = cow__wrap_dim(dim, t->ndim, &d)) != COW_OK)
-		return COW__NAMED(st);
-	*out = t->sizes[d];
-	return COW_OK;
+	return COW__NAMED(tensor_dim_entry(t->sizes, t->ndim, dim, out));
 }
 
 cow_status_t
 cow_tensor_stride(const cow_tensor_t *t, int dim, int64_t *out)
 {
-	cow_status_t st;
-	int d;
-
 	COW__RETURN_IF_NULL(t);
 	COW__RETURN_IF_NULL(out);
-	if ((st = cow__wrap_dim(dim, t->ndim, &d)) != COW_OK)
-		return COW__NAMED(st);
-	*out = t->strides[d];
-	return COW_OK;
+	return COW__NAMED(tensor_dim_entry(t->strides, t->ndim, dim, out));
 }
 
 bool

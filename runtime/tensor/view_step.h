@@ -279,57 +279,35 @@ cow__step_check_view(const struct cow__view_step *s,
 	    cow__shape_str(z, in->ndim, in->strides));
 }
 
+/* Select, slice and narrow act on one dimension @d (wrapped) of @size. */
 COW__STEP_INLINE cow_status_t
-cow__step_check_select(struct cow__view_step *s, const struct cow__layout *in)
+cow__step_check_select(struct cow__view_step *s, int d, int64_t size)
 {
-	cow_status_t st;
-	int64_t size;
-	int d;
-
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
-		return st;
-	size = in->sizes[d];
 	if (s->a < -size || s->a >= size)
 		return cow__error(COW_ERANGE,
 		    "index %lld out of range for dim %d of size %lld",
 		    (long long)s->a, d, (long long)size);
-	s->dim = d;
 	if (s->a < 0)
 		s->a += size;
 	return COW_OK;
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_slice(struct cow__view_step *s, const struct cow__layout *in)
+cow__step_check_slice(struct cow__view_step *s, int64_t size)
 {
-	cow_status_t st;
-	int64_t size;
-	int d;
-
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
-		return st;
 	if (s->c <= 0)
 		return cow__error(COW_EINVAL,
 		    "step %lld must be positive", (long long)s->c);
-	size = in->sizes[d];
 	s->a = cow__step_slice_bound(s->a, size);
 	s->b = cow__step_slice_bound(s->b, size);
 	/* From here on b is the length. */
 	s->b = s->b > s->a ? (s->b - s->a - 1) / s->c + 1 : 0;
-	s->dim = d;
 	return COW_OK;
 }
 
 COW__STEP_INLINE cow_status_t
-cow__step_check_narrow(struct cow__view_step *s, const struct cow__layout *in)
+cow__step_check_narrow(struct cow__view_step *s, int d, int64_t size)
 {
-	cow_status_t st;
-	int64_t size;
-	int d;
-
-	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
-		return st;
-	size = in->sizes[d];
 	if (s->a < -size || s->a > size)
 		return cow__error(COW_ERANGE,
 		    "start %lld out of range [%lld, %lld] for dim %d",
@@ -341,8 +319,31 @@ cow__step_check_narrow(struct cow__view_step *s, const struct cow__layout *in)
 		    "length %lld out of range [0, %lld] for start %lld of dim "
 		    "%d", (long long)s->b, (long long)(size - s->a),
 		    (long long)s->a, d);
-	s->dim = d;
 	return COW_OK;
+}
+
+/* Select, slice or narrow (@kind): wrap the step's dimension, check the
+ * kind's arguments against its size, then store the wrapped dimension. */
+COW__STEP_INLINE cow_status_t
+cow__step_check_one_dim(enum cow__step_kind kind, struct cow__view_step *s,
+    const struct cow__layout *in)
+{
+	cow_status_t st;
+	int64_t size;
+	int d;
+
+	if ((st = cow__wrap_dim(s->dim, in->ndim, &d)) != COW_OK)
+		return st;
+	size = in->sizes[d];
+	if (kind == COW__STEP_SELECT)
+		st = cow__step_check_select(s, d, size);
+	else if (kind == COW__STEP_SLICE)
+		st = cow__step_check_slice(s, size);
+	else
+		st = cow__step_check_narrow(s, d, size);
+	if (st == COW_OK)
+		s->dim = d;
+	return st;
 }
 
 /* The view function checked the count of entries against @in's. */
@@ -437,11 +438,9 @@ cow__step_check(enum cow__step_kind kind, struct cow__view_step *s,
 	case COW__STEP_VIEW:
 		return cow__step_check_view(s, in);
 	case COW__STEP_SELECT:
-		return cow__step_check_select(s, in);
 	case COW__STEP_SLICE:
-		return cow__step_check_slice(s, in);
 	case COW__STEP_NARROW:
-		return cow__step_check_narrow(s, in);
+		return cow__step_check_one_dim(kind, s, in);
 	case COW__STEP_TRANSPOSE: {
 		cow_status_t st;
 

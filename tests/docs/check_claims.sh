@@ -195,7 +195,7 @@ resolve() {
 # last file). Prints the references left in headers, the unbacked claims,
 # the stale rows, a "REF" line per reference item of the table (for
 # resolve) and the counts.
-awk -v table="$table" -v table_name="$table_name" '
+awk -v table="$table" -v table_name="$table_name" "$docs_awk_decl"'
 BEGIN {
 	nclaims = 0; ncostc = 0; nthreadc = 0; nunbacked = 0
 	nmisplaced = 0; nbadform = 0; nrows = 0; nstale = 0
@@ -293,22 +293,16 @@ function sentence(file, line, text,    low, c, t) {
 # The name a line of code declares: the macro of a #define, the function
 # of a declaration ("(*name)" for a function pointer), the identifier
 # before "=" or ";", else its first identifier but a keyword.
-function decl_of(text,    head, rest) {
+function decl_of(text,    head, name) {
 	if (match(text, /^[ \t]*#[ \t]*define[ \t]+[A-Za-z_][A-Za-z0-9_]*/)) {
 		head = substr(text, 1, RLENGTH)
 		sub(/.*[ \t]/, "", head)
 		return head
 	}
 	if (index(text, "(") > 0) {
-		head = text
-		sub(/\(.*/, "", head)
-		rest = substr(text, length(head) + 2)
-		if (match(rest, /^[ \t]*\*[ \t]*[A-Za-z_][A-Za-z0-9_]*/)) {
-			rest = substr(rest, 1, RLENGTH)
-			gsub(/[ \t*]/, "", rest)
-			return rest
-		}
-		text = head
+		if ((name = fnptr_name(text)) != "")
+			return name
+		text = before_paren(text)
 	} else if (index(text, "=") > 0) {
 		sub(/=.*/, "", text)
 	} else if (index(text, ";") > 0) {

@@ -48,7 +48,7 @@ fi
 docs_headers check_header_docs "$@"
 
 # POSIX awk (mawk and gawk both run it).
-awk '
+awk "$docs_awk_decl"'
 function report(file, line, name, doc, owns,    missing, i) {
 	nfuncs++
 	if (doc == "") {
@@ -73,15 +73,10 @@ function report(file, line, name, doc, owns,    missing, i) {
 
 # The function name: the identifier just before the first "(", or the one
 # in "(*name)" when the first "(" opens a function-pointer declarator.
-function decl_name(text,    head, rest) {
-	head = text
-	sub(/\(.*/, "", head)
-	rest = substr(text, length(head) + 2)
-	if (match(rest, /^[ \t]*\*[ \t]*[A-Za-z_][A-Za-z0-9_]*/)) {
-		rest = substr(rest, 1, RLENGTH)
-		gsub(/[ \t*]/, "", rest)
-		return rest
-	}
+function decl_name(text,    head, name) {
+	if ((name = fnptr_name(text)) != "")
+		return name
+	head = before_paren(text)
 	sub(/[ \t*]+$/, "", head)
 	if (match(head, /[A-Za-z_][A-Za-z0-9_]*$/))
 		return substr(head, RSTART, RLENGTH)

@@ -27,3 +27,25 @@ docs_headers() {
 		headers+=("${found[@]}")
 	done
 }
+
+# docs_awk_decl: POSIX awk functions for reading a declaration, put before
+# the program of both checks' awk.
+# shellcheck disable=SC2034
+docs_awk_decl='
+# The text before the first "(" of text.
+function before_paren(text) {
+	sub(/\(.*/, "", text)
+	return text
+}
+
+# The name in "(*name)" when the first "(" of text opens a function-pointer
+# declarator, else "".
+function fnptr_name(text,    rest) {
+	rest = substr(text, length(before_paren(text)) + 2)
+	if (!match(rest, /^[ \t]*\*[ \t]*[A-Za-z_][A-Za-z0-9_]*/))
+		return ""
+	rest = substr(rest, 1, RLENGTH)
+	gsub(/[ \t*]/, "", rest)
+	return rest
+}
+'

@@ -313,6 +313,18 @@ Test(dtypes, fill_full_scalars)
 /* ------------------------------------------------------------------ */
 /* Arithmetic.                                                          */
 
+/* cow_tensor_equal: @a equals itself and not @b. */
+static void
+assert_equals_itself_not(const cow_tensor_t *a, const cow_tensor_t *b)
+{
+	bool eq;
+
+	TT_OK(cow_tensor_equal(a, a, &eq));
+	cr_assert(eq);
+	TT_OK(cow_tensor_equal(a, b, &eq));
+	cr_assert(!eq);
+}
+
 /* add, mul, neg, sum, sum_dim, equal on small values in every dtype. */
 Test(dtypes, arithmetic_every_dtype)
 {
@@ -322,7 +334,6 @@ Test(dtypes, arithmetic_every_dtype)
 	ALL_DTYPES {
 		cow_tensor_t *ta, *tb, *r, *s;
 		int64_t sz[2] = {2, 3};
-		bool eq;
 
 		if (DT == COW_DTYPE_BOOL)
 			continue;
@@ -360,10 +371,7 @@ Test(dtypes, arithmetic_every_dtype)
 		tt_assert_shape(s, 2, (int64_t[]){1, 3});
 		cr_assert_eq(tt_get(s, (int64_t[]){0, 2}), 7.0);
 		cow_tensor_release(s);
-		TT_OK(cow_tensor_equal(ta, ta, &eq));
-		cr_assert(eq);
-		TT_OK(cow_tensor_equal(ta, tb, &eq));
-		cr_assert(!eq);
+		assert_equals_itself_not(ta, tb);
 		cow_tensor_release(tb);
 		cow_tensor_release(ta);
 	}
@@ -561,10 +569,7 @@ Test(dtypes, complex_arithmetic)
 	cr_assert(isinf(re) && isinf(im) && re > 0);
 	cow_tensor_release(s);
 	/* equal: both parts; -0 == 0; NaN unequal. */
-	TT_OK(cow_tensor_equal(ta, ta, &eq));
-	cr_assert(eq);
-	TT_OK(cow_tensor_equal(ta, tb, &eq));
-	cr_assert(!eq);
+	assert_equals_itself_not(ta, tb);
 	cow_tensor_release(tb);
 	b[0] = 1;
 	b[1] = 3;

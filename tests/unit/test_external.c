@@ -23,6 +23,17 @@ static int sentinel;
 TestSuite(external, .init = leak_setup, .fini = leak_teardown,
     .timeout = 30.0);
 
+/* A storage borrowing @buf's N bytes (no deleter), with @flags. */
+static cow_storage_t *
+borrow_buf(unsigned char *buf, unsigned flags)
+{
+	cow_storage_t *s;
+
+	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
+	    NULL, flags, sys, &s), COW_OK);
+	return s;
+}
+
 /* Row 1: a clone of borrowed memory held the last share and stole it, so
  * its write landed in the caller's buffer. */
 Test(external, borrowed_memory_is_never_stolen_by_a_clone)
@@ -32,8 +43,7 @@ Test(external, borrowed_memory_is_never_stolen_by_a_clone)
 	void *p;
 
 	cow_test_fill(buf, N, 1);
-	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
-	    NULL, 0, sys, &a), COW_OK);
+	a = borrow_buf(buf, 0);
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);
 	cr_assert(cow_storage_shares_data(a, b), "borrowed memory is shared "
 	    "lazily");
@@ -56,8 +66,7 @@ Test(external, borrowed_memory_is_written_by_its_own_storage)
 	void *p;
 
 	cow_test_fill(buf, N, 2);
-	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
-	    NULL, 0, sys, &a), COW_OK);
+	a = borrow_buf(buf, 0);
 	cr_assert_eq(cow_storage_mutable_data(a, &p), COW_OK);
 	cr_assert_eq(p, (void *)buf, "private: in place");
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);
@@ -212,10 +221,8 @@ Test(external, borrowed_and_read_only_memory_clone_lazily)
 	unsigned char buf[N];
 	cow_storage_t *a, *b, *r, *rc;
 
-	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
-	    NULL, 0, sys, &a), COW_OK);
-	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
-	    NULL, COW_STORAGE_READ_ONLY, sys, &r), COW_OK);
+	a = borrow_buf(buf, 0);
+	r = borrow_buf(buf, COW_STORAGE_READ_ONLY);
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);
 	cr_assert_eq(cow_storage_lazy_clone(r, &rc), COW_OK);
 	cr_assert(cow_storage_shares_data(a, b));
@@ -299,8 +306,7 @@ Test(external, pin_of_borrowed_memory_is_in_place_or_busy)
 	void *p = NULL;
 
 	cow_test_fill(buf, N, 9);
-	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
-	    NULL, 0, sys, &a), COW_OK);
+	a = borrow_buf(buf, 0);
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);
 	cr_assert_eq(cow_storage_pin(a, &p), COW_EBUSY);
 	cr_assert(strstr(cow_last_error(), "1 lazy clone") != NULL, "%s",
@@ -326,8 +332,7 @@ Test(external, not_shareable_is_pinned_for_life)
 	unsigned char buf[N];
 	cow_storage_t *a, *b;
 
-	cr_assert_eq(cow_storage_from_external_with_allocator(buf, N, NULL,
-	    NULL, COW_STORAGE_NOT_SHAREABLE, sys, &a), COW_OK);
+	a = borrow_buf(buf, COW_STORAGE_NOT_SHAREABLE);
 	cr_assert(cow_storage_is_pinned(a));
 	cr_assert_eq(cow_storage_unpin(a), COW_EINVAL);
 	cr_assert_eq(cow_storage_lazy_clone(a, &b), COW_OK);

@@ -372,6 +372,18 @@ Test(ops, copy_broadcasts_into_strided_destination)
 	cow_tensor_release(big);
 }
 
+/* The sum of @t is a scalar of @dtype equal to @want. */
+static void
+assert_sum(const cow_tensor_t *t, cow_dtype_t dtype, double want)
+{
+	cow_tensor_t *s;
+
+	TT_OK(cow_tensor_sum(t, &s));
+	cr_assert_eq(cow_tensor_dtype(s), dtype);
+	cr_assert_eq(tt_get(s, NULL), want);
+	cow_tensor_release(s);
+}
+
 Test(ops, integer_and_bool_semantics)
 {
 	cow_tensor_t *a, *b, *r;
@@ -403,10 +415,7 @@ Test(ops, integer_and_bool_semantics)
 	tt_assert_values(r, (double[]){0, 0, 0, 1});
 	cow_tensor_release(r);
 	TT_FAILS(cow_tensor_neg(a, &r), COW_EDTYPE, "bool");
-	TT_OK(cow_tensor_sum(a, &r));
-	cr_assert_eq(cow_tensor_dtype(r), COW_DTYPE_INT64);
-	cr_assert_eq(tt_geti(r, NULL), 2);
-	cow_tensor_release(r);
+	assert_sum(a, COW_DTYPE_INT64, 2);
 	cow_tensor_release(a);
 	cow_tensor_release(b);
 }
@@ -441,10 +450,7 @@ Test(ops, sums)
 
 	TT_OK(cow_tensor_full(COW_DTYPE_FLOAT32, 2, (int64_t[]){3, 5}, 0.5,
 	    sys, &f));
-	TT_OK(cow_tensor_sum(f, &s));
-	cr_assert_eq(cow_tensor_dtype(s), COW_DTYPE_FLOAT32);
-	cr_assert_eq(tt_get(s, NULL), 7.5);
-	cow_tensor_release(s);
+	assert_sum(f, COW_DTYPE_FLOAT32, 7.5);
 	cow_tensor_release(f);
 	cow_tensor_release(t);
 }
