@@ -296,15 +296,20 @@ COW_API cow_status_t cow_tensor_sum_dim(const cow_tensor_t *a, int dim,
  * cow_tensor_matmul - the matrix product a @ b of 1-D and 2-D tensors, as
  * NumPy's matmul: (n, k) @ (k, m) is (n, m); a 1-D @a is a row (k) and
  * its dimension is dropped from the result, a 1-D @b a column, so (k) @
- * (k) is a 0-dimensional tensor. Same dtype required: the integers (which
- * wrap modulo 2^bits), float32 and float64. Each element sums its
- * products in index order from 0, every product and sum rounded to the
- * dtype (NumPy's BLAS adds in another order: floating results differ in
- * the last bits). Any strides; a non-contiguous input is copied first.
+ * (k) is a 0-dimensional tensor. Every dtype; both the same, which the
+ * result has. Each element sums its products in index order from 0:
+ * integers wrap modulo 2^bits; float32 and float64 round every product
+ * and sum to the dtype; complex64 and complex128 add ar*br - ai*bi to the
+ * real part and ar*bi + ai*br to the imaginary part, every product and
+ * sum rounded to the component type; float16 (NumPy's loop) and bfloat16
+ * (no NumPy dtype: the same rule) sum float32 products in float32 and
+ * round once to the dtype; bool is true when some a[i,k] and b[k,j] are
+ * both true (1). NumPy's BLAS (float32, float64, complex) adds in another
+ * order: those results differ in the last bits. Any strides; a
+ * non-contiguous input is copied first.
  * Ownership: *out holds one reference. Thread-safety: a read of @a and @b.
- * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ, or another
- * dtype), COW_ESHAPE (0 or more than 2 dimensions, inner sizes differ),
- * COW_EOVERFLOW, COW_ENOMEM.
+ * Errors: COW_EINVAL (NULL), COW_EDTYPE (dtypes differ), COW_ESHAPE (0 or
+ * more than 2 dimensions, inner sizes differ), COW_EOVERFLOW, COW_ENOMEM.
  */
 COW_API cow_status_t cow_tensor_matmul(const cow_tensor_t *a,
     const cow_tensor_t *b, cow_tensor_t **out);

@@ -15,10 +15,15 @@
  * columns of those rows is transposed into a local array, and the eight
  * sums advance together over it (one vector lane per row), each still in
  * index order from 0.
+ *
+ * float16 and bfloat16 convert each operand to float (exact) and sum in
+ * float32, rounding once: the one-column loop in its float accumulators,
+ * the general one over blocks of a row's columns in a local float array.
  */
 #include <string.h>
 
 #include "core/error.h"
+#include "tensor/half.h"
 #include "tensor/kernels.h"
 #include "tensor/shape.h"
 #include "tensor/tensor.h"
@@ -31,7 +36,7 @@ name(T *restrict c, const T *restrict a, const T *restrict b, int64_t n,    \
     int64_t k, int64_t m)                                                   \
 {                                                                           \
 	for (int64_t i = 0; i < n * m; i++)                                 \
-		c[i] = 0;                                                   \
+		c[i] = (T){0};                                              \
 	for (int64_t p0 = 0; p0 < k; p0 += BLOCK_P) {                       \
 		int64_t p1 = p0 + BLOCK_P < k ? p0 + BLOCK_P : k;           \
                                                                             \
@@ -49,21 +54,52 @@ name(T *restrict c, const T *restrict a, const T *restrict b, int64_t n,    \
 	}                                                                   \
 }
 
+/* float16 and bfloat16 (LD to float, exact; ST back, rounded once): the
+ * sums in float32, HALF_COLS columns of a row at a time in a local
+ * array, each over every p in index order from 0. */
+enum { HALF_COLS = 256 };
+#define HALF_LOOP(name, LD, ST)                                             \
+static void                                                                 \
+name(uint16_t *restrict c, const uint16_t *restrict a,                      \
+    const uint16_t *restrict b, int64_t n, int64_t k, int64_t m)            \
+{                                                                           \
+	float acc[HALF_COLS];                                               \
+                                                                            \
+	for (int64_t i = 0; i < n; i++)                                     \
+		for (int64_t j0 = 0; j0 < m; j0 += HALF_COLS) {             \
+			int64_t jn = m - j0 < HALF_COLS ? m - j0 : HALF_COLS; \
+                                                                            \
+			for (int64_t j = 0; j < jn; j++)                    \
+				acc[j] = 0;                                 \
+			for (int64_t p = 0; p < k; p++) {                   \
+				float x = LD(a[i * k + p]);                 \
+				const uint16_t *restrict bp =               \
+				    b + p * m + j0;                         \
+                                                                            \
+				for (int64_t j = 0; j < jn; j++)            \
+					acc[j] = acc_f32(acc[j], x,         \
+					    LD(bp[j]));                     \
+			}                                                   \
+			for (int64_t j = 0; j < jn; j++)                    \
+				c[i * m + j0 + j] = ST(acc[j]);             \
+		}                                                           \
+}
+
 #define MATVEC_ROWS 8
 #define MATVEC_COLS 64
-#define MATVEC_LOOP(name, T, ACC)                                           \
+#define MATVEC_LOOP(name, T, A, LD, ST, ACC)                                \
 static void                                                                 \
 name(T *restrict c, const T *restrict a, const T *restrict b, int64_t n,    \
     int64_t k)                                                              \
 {                                                                           \
-	T tile[MATVEC_COLS][MATVEC_ROWS];                                   \
+	A tile[MATVEC_COLS][MATVEC_ROWS];                                   \
 	int64_t i0 = 0;                                                     \
                                                                             \
 	for (; i0 + MATVEC_ROWS <= n; i0 += MATVEC_ROWS) {                  \
-		T acc[MATVEC_ROWS];                                         \
+		A acc[MATVEC_ROWS];                                         \
                                                                             \
 		for (int r = 0; r < MATVEC_ROWS; r++)                       \
-			acc[r] = 0;                                         \
+			acc[r] = (A){0};                                    \
 		for (int64_t p0 = 0; p0 < k; p0 += MATVEC_COLS) {           \
 			int64_t pn = k - p0 < MATVEC_COLS ? k - p0 :        \
 			    MATVEC_COLS;                                    \
@@ -71,23 +107,23 @@ name(T *restrict c, const T *restrict a, const T *restrict b, int64_t n,    \
 			for (int r = 0; r < MATVEC_ROWS; r++)               \
 				for (int64_t p = 0; p < pn; p++)            \
 					tile[p][r] =                        \
-					    a[(i0 + r) * k + p0 + p];       \
+					    LD(a[(i0 + r) * k + p0 + p]);   \
 			for (int64_t p = 0; p < pn; p++) {                  \
-				T y = b[p0 + p];                            \
+				A y = LD(b[p0 + p]);                        \
                                                                             \
 				for (int r = 0; r < MATVEC_ROWS; r++)       \
 					acc[r] = ACC(acc[r], tile[p][r], y); \
 			}                                                   \
 		}                                                           \
 		for (int r = 0; r < MATVEC_ROWS; r++)                       \
-			c[i0 + r] = acc[r];                                 \
+			c[i0 + r] = ST(acc[r]);                             \
 	}                                                                   \
 	for (; i0 < n; i0++) {                                              \
-		T acc = 0;                                                  \
+		A acc = (A){0};                                             \
                                                                             \
 		for (int64_t p = 0; p < k; p++)                             \
-			acc = ACC(acc, a[i0 * k + p], b[p]);                \
-		c[i0] = acc;                                                \
+			acc = ACC(acc, LD(a[i0 * k + p]), LD(b[p]));        \
+		c[i0] = ST(acc);                                            \
 	}                                                                   \
 }
 
@@ -122,18 +158,57 @@ static inline uint64_t acc_u64(uint64_t c, uint64_t x, uint64_t y)
 { return ACC_WRAP(uint64_t, uint64_t); }
 #undef ACC_WRAP
 
-MATMUL_LOOP(mm_f32, float, acc_f32)
-MATMUL_LOOP(mm_f64, double, acc_f64)
-MATMUL_LOOP(mm_x8, uint8_t, acc_u8)
-MATMUL_LOOP(mm_x16, uint16_t, acc_u16)
-MATMUL_LOOP(mm_x32, uint32_t, acc_u32)
-MATMUL_LOOP(mm_x64, uint64_t, acc_u64)
-MATVEC_LOOP(mv_f32, float, acc_f32)
-MATVEC_LOOP(mv_f64, double, acc_f64)
-MATVEC_LOOP(mv_x8, uint8_t, acc_u8)
-MATVEC_LOOP(mv_x16, uint16_t, acc_u16)
-MATVEC_LOOP(mv_x32, uint32_t, acc_u32)
-MATVEC_LOOP(mv_x64, uint64_t, acc_u64)
+/* bool: NumPy's logical or of ands (1 when some product is true). */
+static inline uint8_t
+acc_bool(uint8_t c, uint8_t x, uint8_t y)
+{
+	return (uint8_t)(c | ((x != 0) & (y != 0)));
+}
+
+/* Complex: re += ar * br - ai * bi, im += ar * bi + ai * br, NumPy's
+ * loop, one rounded operation per statement. */
+struct c64 { float re, im; };
+struct c128 { double re, im; };
+#define ACC_COMPLEX(name, C, R)                                             \
+static inline C                                                             \
+name(C c, C x, C y)                                                         \
+{                                                                           \
+	R rr = x.re * y.re;                                                 \
+	R ii = x.im * y.im;                                                 \
+	R ri = x.re * y.im;                                                 \
+	R ir = x.im * y.re;                                                 \
+	R re = rr - ii;                                                     \
+	R im = ri + ir;                                                     \
+                                                                            \
+	c.re = c.re + re;                                                   \
+	c.im = c.im + im;                                                   \
+	return c;                                                           \
+}
+ACC_COMPLEX(acc_c64, struct c64, float)
+ACC_COMPLEX(acc_c128, struct c128, double)
+#undef ACC_COMPLEX
+
+#define ID(x) (x)
+#define LOOPS(sfx, T, ACC)                                                  \
+	MATMUL_LOOP(mm_##sfx, T, ACC)                                       \
+	MATVEC_LOOP(mv_##sfx, T, T, ID, ID, ACC)
+LOOPS(f32, float, acc_f32)
+LOOPS(f64, double, acc_f64)
+LOOPS(c64, struct c64, acc_c64)
+LOOPS(c128, struct c128, acc_c128)
+LOOPS(bool, uint8_t, acc_bool)
+LOOPS(x8, uint8_t, acc_u8)
+LOOPS(x16, uint16_t, acc_u16)
+LOOPS(x32, uint32_t, acc_u32)
+LOOPS(x64, uint64_t, acc_u64)
+HALF_LOOP(mm_f16, cow__f16_to_f32, cow__f16_from_f32)
+HALF_LOOP(mm_bf16, cow__bf16_to_f32, cow__bf16_from_f32)
+MATVEC_LOOP(mv_f16, uint16_t, float, cow__f16_to_f32, cow__f16_from_f32,
+    acc_f32)
+MATVEC_LOOP(mv_bf16, uint16_t, float, cow__bf16_to_f32, cow__bf16_from_f32,
+    acc_f32)
+#undef LOOPS
+#undef ID
 
 /* c = a @ b over row-major data of @dt: the one-column loop for m = 1. */
 static void
@@ -143,41 +218,32 @@ run(cow_dtype_t dt, char *c, const char *a, const char *b, int64_t n,
 	void *pc = c;
 	const void *pa = a, *pb = b;
 
-#define RUN(mm, mv)                                                         \
+#define RUN(sfx)                                                            \
 	do {                                                                \
 		if (m == 1)                                                 \
-			mv(pc, pa, pb, n, k);                               \
+			mv_##sfx(pc, pa, pb, n, k);                          \
 		else                                                        \
-			mm(pc, pa, pb, n, k, m);                            \
+			mm_##sfx(pc, pa, pb, n, k, m);                       \
 	} while (0)
-	if (dt == COW_DTYPE_FLOAT32)
-		RUN(mm_f32, mv_f32);
-	else if (dt == COW_DTYPE_FLOAT64)
-		RUN(mm_f64, mv_f64);
-	else if (cow_dtype_size(dt) == 1)
-		RUN(mm_x8, mv_x8);
-	else if (cow_dtype_size(dt) == 2)
-		RUN(mm_x16, mv_x16);
-	else if (cow_dtype_size(dt) == 4)
-		RUN(mm_x32, mv_x32);
-	else
-		RUN(mm_x64, mv_x64);
-#undef RUN
-}
-
-static bool
-matmul_dtype(cow_dtype_t dt)
-{
 	switch (dt) {
-	case COW_DTYPE_FLOAT32: case COW_DTYPE_FLOAT64:
-	case COW_DTYPE_INT8: case COW_DTYPE_UINT8:
-	case COW_DTYPE_INT16: case COW_DTYPE_UINT16:
-	case COW_DTYPE_INT32: case COW_DTYPE_UINT32:
-	case COW_DTYPE_INT64: case COW_DTYPE_UINT64:
-		return true;
+	case COW_DTYPE_FLOAT32: RUN(f32); break;
+	case COW_DTYPE_FLOAT64: RUN(f64); break;
+	case COW_DTYPE_FLOAT16: RUN(f16); break;
+	case COW_DTYPE_BFLOAT16: RUN(bf16); break;
+	case COW_DTYPE_COMPLEX64: RUN(c64); break;
+	case COW_DTYPE_COMPLEX128: RUN(c128); break;
+	case COW_DTYPE_BOOL: RUN(bool); break;
 	default:
-		return false;
+		if (cow_dtype_size(dt) == 1)
+			RUN(x8);
+		else if (cow_dtype_size(dt) == 2)
+			RUN(x16);
+		else if (cow_dtype_size(dt) == 4)
+			RUN(x32);
+		else
+			RUN(x64);
 	}
+#undef RUN
 }
 
 /* Row-major data of @t, aligned to its element: its own, else that of a
@@ -216,10 +282,6 @@ cow__kernel_matmul(const cow_tensor_t *a, const cow_tensor_t *b,
 		return cow__error(COW_EDTYPE, "operands: dtypes %s and "
 		    "%s differ (no type promotion)", cow_dtype_name(a->dtype),
 		    cow_dtype_name(b->dtype));
-	if (!matmul_dtype(a->dtype))
-		return cow__error(COW_EDTYPE, "matmul is not defined for "
-		    "dtype %s (integers, float32 and float64)",
-		    cow_dtype_name(a->dtype));
 	if (a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
 		return cow__error(COW_ESHAPE, "operands of 1 or 2 "
 		    "dimensions, not shapes %s and %s",

@@ -541,6 +541,66 @@ Test(binops, three_worlds_agree)
 	}
 }
 
+/* bool, float16 and bfloat16 products by hand (ops.h's rules). */
+static void
+matmul_new_dtypes(struct run *r)
+{
+	static const int64_t s23[] = {2, 3}, s32[] = {3, 2}, s3[] = {3};
+	static const int64_t s2[] = {2};
+	const double e11 = 0x1p-11, e8 = 0x1p-8;
+	cow_tensor_t *a, *b, *c;
+
+	/* bool: [1 0 1; 0 0 1] @ [0 1; 1 0; 0 0] = [0 1; 0 0] (some k with
+	 * both true); [0 1 1] @ [1 1 0] = 1. */
+	a = tt_from(COW_DTYPE_BOOL, 2, s23, (const double[]){1, 0, 1, 0, 0, 1});
+	b = tt_from(COW_DTYPE_BOOL, 2, s32, (const double[]){0, 1, 1, 0, 0, 0});
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	cr_assert_eq(cow_tensor_dtype(c), COW_DTYPE_BOOL);
+	expect(r, "bool a@b", c, (const double[]){0, 1, 0, 0});
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	a = tt_from(COW_DTYPE_BOOL, 1, s3, (const double[]){0, 1, 1});
+	b = tt_from(COW_DTYPE_BOOL, 1, s3, (const double[]){1, 1, 0});
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "bool v@v", c, (const double[]){1});
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	/* float16: the float32 sum 1 + 2^-11 + 2^-11 = 1 + 2^-10, rounded
+	 * once; summed in float16 each 1 + 2^-11 is a tie, to even: 1. */
+	a = tt_from(COW_DTYPE_FLOAT16, 1, s3, (const double[]){1, e11, e11});
+	b = tt_from(COW_DTYPE_FLOAT16, 2, s32, (const double[]){1, 1, 1, 1,
+	    1, -1});
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "f16 v@b", c, (const double[]){1 + 0x1p-10, 1});
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	b = tt_from(COW_DTYPE_FLOAT16, 1, s3, (const double[]){1, 1, 1});
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "f16 v@v", c, (const double[]){1 + 0x1p-10});
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	/* 300 * 300 - 300 * 300: 0 in float32 (each product is 90000, past
+	 * float16's 65504: inf - inf in float16). */
+	a = tt_from(COW_DTYPE_FLOAT16, 1, s2, (const double[]){300, 300});
+	b = tt_from(COW_DTYPE_FLOAT16, 1, s2, (const double[]){300, -300});
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "f16 0", c, (const double[]){0});
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	/* bfloat16 the same way: 1 + 2^-8 + 2^-8 = 1 + 2^-7. */
+	a = tt_from(COW_DTYPE_BFLOAT16, 1, s3, (const double[]){1, e8, e8});
+	b = tt_from(COW_DTYPE_BFLOAT16, 1, s3, (const double[]){1, 1, 1});
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	expect(r, "bf16 v@v", c, (const double[]){1 + 0x1p-7});
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+}
+
 /* matmul: values by hand, the 1-D cases' shapes, transposed inputs, in
  * every world; refusals. */
 static void
@@ -581,6 +641,7 @@ matmul_program(struct run *r)
 	expect(r, "ai@aiT", out, (const double[]){14, 32, 32, 77});
 	cow_tensor_release(out);
 	out = NULL;
+	matmul_new_dtypes(r);
 	TT_FAILS(cow_tensor_matmul(a, a, &out), COW_ESHAPE, "inner sizes");
 	TT_FAILS(cow_tensor_matmul(a, ai, &out), COW_EDTYPE, "differ");
 	TT_FAILS(cow_tensor_matmul(NULL, a, &out), COW_EINVAL, "'a'");
@@ -597,23 +658,193 @@ Test(binops, matmul_in_every_world)
 	run3(matmul_program);
 }
 
-Test(binops, matmul_refuses_other_dtypes_and_ranks)
+Test(binops, matmul_refuses_other_ranks)
 {
-	static const int64_t s22[] = {2, 2}, s222[] = {2, 2, 2};
-	cow_tensor_t *c, *h, *t3, *out = NULL;
+	static const int64_t s222[] = {2, 2, 2};
+	cow_tensor_t *t3, *out = NULL;
 
-	TT_OK(cow_tensor_zeros(COW_DTYPE_COMPLEX64, 2, s22, NULL, &c));
-	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT16, 2, s22, NULL, &h));
 	TT_OK(cow_tensor_zeros(COW_DTYPE_FLOAT32, 3, s222, NULL, &t3));
-	TT_FAILS(cow_tensor_matmul(c, c, &out), COW_EDTYPE,
-	    "matmul is not defined for dtype complex64");
-	TT_FAILS(cow_tensor_matmul(h, h, &out), COW_EDTYPE,
-	    "matmul is not defined for dtype float16");
 	TT_FAILS(cow_tensor_matmul(t3, t3, &out), COW_ESHAPE, "1 or 2");
 	cr_assert_null(out);
-	cow_tensor_release(c);
-	cow_tensor_release(h);
 	cow_tensor_release(t3);
+}
+
+/* complex64 by hand: [1+2i, 3-i] @ [2-i, i] = (4+3i) + (1+3i) = 5+6i; a
+ * bool byte other than 0 or 1 reads as true and gives 1. */
+Test(binops, matmul_complex_and_bool_bytes)
+{
+	static const int64_t s2[] = {2}, s12[] = {1, 2}, s21[] = {2, 1};
+	static const float av[] = {1, 2, 3, -1}, bv[] = {2, -1, 0, 1};
+	static const uint8_t x[] = {0, 2}, y[] = {7, 3};
+	cow_tensor_t *a, *b, *c;
+	const void *data;
+	float got[2];
+
+	TT_OK(cow_tensor_from_data(COW_DTYPE_COMPLEX64, 1, s2, av, NULL, &a));
+	TT_OK(cow_tensor_from_data(COW_DTYPE_COMPLEX64, 1, s2, bv, NULL, &b));
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	cr_assert_eq(cow_tensor_ndim(c), 0);
+	TT_OK(cow_tensor_read_data(c, &data));
+	memcpy(got, data, sizeof got);
+	cr_assert(got[0] == 5 && got[1] == 6, "%g%+gi", got[0], got[1]);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	TT_OK(cow_tensor_from_data(COW_DTYPE_BOOL, 2, s12, x, NULL, &a));
+	TT_OK(cow_tensor_from_data(COW_DTYPE_BOOL, 2, s21, y, NULL, &b));
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	TT_OK(cow_tensor_read_data(c, &data));
+	cr_assert_eq(*(const uint8_t *)data, 1);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+}
+
+/* float16 and bfloat16 sum in float32 in index order from 0 and round
+ * once; complex64 and complex128 sum re += ar br - ai bi, im += ar bi +
+ * ai br in index order, every step rounded (ops.h): checked bit for bit
+ * against those orders computed here, on the general loop (m = 3, and m
+ * = 300 for the 16-bit types, past their 256-column blocks) and the
+ * one-column one (m = 1: 8-row tiles and a tail). The 16-bit reference
+ * rounds its float32 sums through copy_ (ops.h's conversion). */
+static void
+check_mm_order(cow_dtype_t dt, int64_t n, int64_t k, int64_t m)
+{
+	const bool cx = dt == COW_DTYPE_COMPLEX64 ||
+	    dt == COW_DTYPE_COMPLEX128;
+	const bool wide = dt == COW_DTYPE_COMPLEX128;
+	const int64_t sa[] = {n, k}, sb[] = {k, m}, sr[] = {n, m};
+	uint64_t state = 0x9e3779b97f4a7c15ull ^ (uint64_t)m;
+	double *av = calloc((size_t)(2 * n * k), sizeof *av);
+	double *bv = calloc((size_t)(2 * k * m), sizeof *bv);
+	double *want = calloc((size_t)(2 * n * m), sizeof *want);
+	cow_tensor_t *a, *b, *c, *w, *f;
+	const void *cd, *wd;
+	size_t nb = (size_t)(n * m) * cow_dtype_size(dt);
+
+	cr_assert(av != NULL && bv != NULL && want != NULL);
+	/* Values exact in every dtype here (bfloat16: 8 bits), of wide
+	 * range, so that sums round and cancel. */
+	for (int64_t i = 0; i < 2 * n * k + 2 * k * m; i++) {
+		double v = (double)((int64_t)(tt_xorshift64(&state) % 255) -
+		    127) * ldexp(1, cx ? (int)(tt_xorshift64(&state) % 12) - 6 :
+		    (int)(tt_xorshift64(&state) % 6) - 8);
+
+		if (i < 2 * n * k)
+			av[i] = v;
+		else
+			bv[i - 2 * n * k] = v;
+	}
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t j = 0; j < m; j++) {
+			double *o = want + 2 * (i * m + j);
+			float fr = 0, fi = 0;
+			double dr = 0, di = 0;
+
+			for (int64_t p = 0; p < k; p++) {
+				const double *x = av + 2 * (i * k + p);
+				const double *y = bv + 2 * (p * m + j);
+
+				if (wide) {
+					double rr = x[0] * y[0], ii = x[1] * y[1];
+					double ri = x[0] * y[1], ir = x[1] * y[0];
+					double re = rr - ii, im = ri + ir;
+
+					dr = dr + re;
+					di = di + im;
+				} else if (cx) {
+					float rr = (float)x[0] * (float)y[0];
+					float ii = (float)x[1] * (float)y[1];
+					float ri = (float)x[0] * (float)y[1];
+					float ir = (float)x[1] * (float)y[0];
+					float re = rr - ii, im = ri + ir;
+
+					fr = fr + re;
+					fi = fi + im;
+				} else {
+					float t = (float)x[0] * (float)y[0];
+
+					fr = fr + t;
+				}
+			}
+			o[0] = wide ? dr : fr;
+			o[1] = wide ? di : fi;
+		}
+	/* The operands (real dtypes: the even entries) and the reference. */
+	{
+		const cow_dtype_t ft = wide ? COW_DTYPE_FLOAT64 :
+		    COW_DTYPE_FLOAT32;
+		const int64_t na = cx ? 2 * n * k : n * k;
+		const int64_t nbv = cx ? 2 * k * m : k * m;
+		const int64_t nw = cx ? 2 * n * m : n * m;
+		const int64_t s1a[] = {na}, s1b[] = {nbv}, s1w[] = {nw};
+		const void *p;
+		double *ta = calloc((size_t)na, sizeof *ta);
+		double *tb = calloc((size_t)nbv, sizeof *tb);
+		double *tw = calloc((size_t)nw, sizeof *tw);
+		cow_tensor_t *ra, *rb, *flat;
+
+		cr_assert(ta != NULL && tb != NULL && tw != NULL);
+		for (int64_t i = 0; i < na; i++)
+			ta[i] = cx ? av[i] : av[2 * i];
+		for (int64_t i = 0; i < nbv; i++)
+			tb[i] = cx ? bv[i] : bv[2 * i];
+		for (int64_t i = 0; i < nw; i++)
+			tw[i] = cx ? want[i] : want[2 * i];
+		ra = tt_from(cx ? ft : dt, 1, s1a, ta);
+		rb = tt_from(cx ? ft : dt, 1, s1b, tb);
+		f = tt_from(ft, 1, s1w, tw);
+		TT_OK(cow_tensor_empty(dt, 2, sr, NULL, &w));
+		if (cx) {
+			/* The pairs' bytes, reinterpreted as complex. */
+			TT_OK(cow_tensor_read_data(ra, &p));
+			TT_OK(cow_tensor_from_data(dt, 2, sa, p, NULL, &a));
+			TT_OK(cow_tensor_read_data(rb, &p));
+			TT_OK(cow_tensor_from_data(dt, 2, sb, p, NULL, &b));
+			TT_OK(cow_tensor_read_data(f, &p));
+			cow_tensor_release(w);
+			TT_OK(cow_tensor_from_data(dt, 2, sr, p, NULL, &w));
+		} else {
+			TT_OK(cow_tensor_view(ra, 2, sa, &a));
+			TT_OK(cow_tensor_view(rb, 2, sb, &b));
+			TT_OK(cow_tensor_view(f, 2, sr, &flat));
+			TT_OK(cow_tensor_copy_(w, flat));
+			cow_tensor_release(flat);
+		}
+		cow_tensor_release(ra);
+		cow_tensor_release(rb);
+		free(ta);
+		free(tb);
+		free(tw);
+	}
+	TT_OK(cow_tensor_matmul(a, b, &c));
+	TT_OK(cow_tensor_read_data(c, &cd));
+	TT_OK(cow_tensor_read_data(w, &wd));
+	for (size_t i = 0; i < nb; i++)
+		cr_assert(((const char *)cd)[i] == ((const char *)wd)[i],
+		    "%s, m = %lld: byte %zu differs from the index-order sum",
+		    cow_dtype_name(dt), (long long)m, i);
+	cow_tensor_release(a);
+	cow_tensor_release(b);
+	cow_tensor_release(c);
+	cow_tensor_release(w);
+	cow_tensor_release(f);
+	free(av);
+	free(bv);
+	free(want);
+}
+
+Test(binops, matmul_half_and_complex_sum_in_index_order)
+{
+	static const cow_dtype_t dts[] = {COW_DTYPE_FLOAT16,
+	    COW_DTYPE_BFLOAT16, COW_DTYPE_COMPLEX64, COW_DTYPE_COMPLEX128};
+
+	for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+		check_mm_order(dts[d], 19, 150, 3);
+		check_mm_order(dts[d], 19, 150, 1);
+		if (d < 2)
+			check_mm_order(dts[d], 3, 40, 300);
+	}
 }
 
 /* Each element of a product is its products summed in index order from
