@@ -420,7 +420,7 @@ pycow_richcompare(PyObject *self, PyObject *other, int cmp)
 }
 
 /* a @ b of two tensors, promoted as the other operators (1-D and 2-D,
- * cow_tensor_matmul's dtypes). */
+ * every dtype: cow_tensor_matmul). */
 static PyObject *
 nb_matmul(PyObject *a, PyObject *b)
 {

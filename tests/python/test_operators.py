@@ -428,10 +428,57 @@ def test_indexing_refusals():
 
 
 # ---------------------------------------------------------------------------
-# Matmul: 1-D and 2-D, integers exact (they wrap as NumPy's), floats
-# within a bound (NumPy's BLAS adds in another order).
+# Matmul: 1-D and 2-D, every NumPy dtype. bool and integers exact (they
+# wrap as NumPy's); float16 exact too, NumPy's own loop (float32 sums in
+# index order, rounded once); float32, float64 and the complex dtypes
+# within a bound (NumPy's BLAS adds in another order), complex also
+# exactly against the index-order sum of ops.h's rule computed here.
 
-MATMUL_DTYPES = INT_DTYPES + UINT_DTYPES + ("float32", "float64")
+MATMUL_DTYPES = NUMPY_DTYPES
+
+
+def tame(x):
+    """Finite values of a modest range: the bound below is relative."""
+    if x.dtype.kind == "c":
+        y = np.empty_like(x)
+        y.real, y.imag = tame(x.real), tame(x.imag)
+        return y
+    if x.dtype.kind != "f":
+        return x
+    x = np.nan_to_num(x, posinf=1, neginf=-1)
+    return np.clip(x, x.dtype.type(-1e3), x.dtype.type(1e3))
+
+
+def index_order_matmul(a, b):
+    """a @ b (1-D or 2-D, one dtype: float16 or complex) as ops.h says:
+    each element summed in index order from 0; float16 products and sums
+    in float32, rounded once; complex re += ar br - ai bi, im += ar bi +
+    ai br, every step rounded (one NumPy operation each)."""
+    shape = a.shape[:-1] + b.shape[1:]
+    a = a.reshape(a.shape if a.ndim == 2 else (1,) + a.shape)
+    b = b.reshape(b.shape if b.ndim == 2 else b.shape + (1,))
+    return index_order_2d(a, b).reshape(shape)
+
+
+def index_order_2d(a, b):
+    (n, k), m = a.shape, b.shape[1]
+    with np.errstate(all="ignore"):
+        if a.dtype == np.float16:
+            a, b = a.astype(np.float32), b.astype(np.float32)
+            acc = np.zeros((n, m), np.float32)
+            for p in range(k):
+                acc = acc + a[:, p, None] * b[None, p, :]
+            return acc.astype(np.float16)
+        re = np.zeros((n, m), a.real.dtype)
+        im = np.zeros((n, m), a.real.dtype)
+        for p in range(k):
+            xr, xi = a.real[:, p, None], a.imag[:, p, None]
+            yr, yi = b.real[None, p, :], b.imag[None, p, :]
+            re = re + (xr * yr - xi * yi)
+            im = im + (xr * yi + xi * yr)
+        out = np.empty((n, m), a.dtype)
+        out.real, out.imag = re, im
+        return out
 
 
 @given(data=st.data(), da=st.sampled_from(MATMUL_DTYPES),
@@ -445,13 +492,7 @@ def test_matmul_matches_numpy(data, da, db, nda, ndb):
     lb = data.draw(layout_of(db, sb))
     a, b = la.array, lb.array
     r = np.promote_types(a.dtype, b.dtype)
-    if r.kind == "f":
-        # Finite values of a modest range: the bound below is relative.
-        def tame(x):
-            if x.dtype.kind != "f":
-                return x
-            x = np.nan_to_num(x, posinf=1, neginf=-1)
-            return np.clip(x, x.dtype.type(-1e3), x.dtype.type(1e3))
+    if r.kind in "fc":
         a, b = tame(a), tame(b)
         ta, tb = cowstore.tensor(a), cowstore.tensor(b)
     else:
@@ -461,13 +502,58 @@ def test_matmul_matches_numpy(data, da, db, nda, ndb):
         want = np.asarray(a.astype(r) @ b.astype(r))
     assert got.dtype == want.dtype.name and got.shape == want.shape
     g = to_numpy_values(got)
-    if r.kind == "f":
+    if r.kind in "fc" and r != np.float16:
         eps = np.finfo(r).eps
-        bound = (k + 1) * eps * (np.abs(a.astype(np.float64)) @
-                                 np.abs(b.astype(np.float64)))
-        assert np.all(np.abs(g.astype(np.float64) - want) <= bound + 1e-300)
+        if r.kind == "c":
+            # Each part: k products of two terms, summed (NumPy's BLAS
+            # may take another formula's rounding: twice the bound).
+            ar, ai = np.abs(a.real.astype(np.float64)), \
+                np.abs(a.imag.astype(np.float64))
+            br, bi = np.abs(b.real.astype(np.float64)), \
+                np.abs(b.imag.astype(np.float64))
+            for part, abs_sum in ((lambda x: x.real, ar @ br + ai @ bi),
+                                  (lambda x: x.imag, ar @ bi + ai @ br)):
+                bound = 2 * (k + 2) * eps * abs_sum
+                assert np.all(np.abs(part(g).astype(np.float64) -
+                                     part(want)) <= bound + 1e-300)
+            assert_same(got, index_order_matmul(a.astype(r), b.astype(r)),
+                        "index order")
+        else:
+            bound = (k + 1) * eps * (np.abs(a.astype(np.float64)) @
+                                     np.abs(b.astype(np.float64)))
+            assert np.all(np.abs(g.astype(np.float64) - want) <=
+                          bound + 1e-300)
+    elif r == np.float16:
+        assert_same(got, want, "float16")
+        assert_same(got, index_order_matmul(a.astype(r), b.astype(r)),
+                    "index order")
     else:
         assert np.array_equal(g, want)
+
+
+def test_matmul_float16_rounds_a_float32_sum_once():
+    # 1 + 2^-11 + 2^-11 is 1 + 2^-10 in float32; in float16 each step
+    # would be a tie, rounded to even: 1.
+    a = np.array([1, 2.0 ** -11, 2.0 ** -11], np.float16)
+    b = np.ones(3, np.float16)
+    got = cowstore.tensor(a) @ cowstore.tensor(b)
+    assert got.dtype == "float16"
+    assert float(to_numpy_values(got)) == 1 + 2.0 ** -10 == float(a @ b)
+
+
+def test_matmul_bool_and_bfloat16():
+    a = np.array([[True, False, True], [False, False, True]])
+    b = np.array([[False, True], [True, False], [False, False]])
+    got = cowstore.tensor(a) @ cowstore.tensor(b)
+    assert got.dtype == "bool"
+    assert np.array_equal(to_numpy_values(got), a @ b)
+    # bfloat16 (no NumPy dtype): as float16, in float32, rounded once:
+    # 1 + 2^-8 + 2^-8 = 1 + 2^-7.
+    v = cowstore.zeros((3,), dtype="bfloat16").copy_(
+        np.array([1, 2.0 ** -8, 2.0 ** -8], np.float32))
+    w = cowstore.zeros((3,), dtype="bfloat16").fill_(1)
+    got = v @ w
+    assert got.dtype == "bfloat16" and got.item() == 1 + 2.0 ** -7
 
 
 def test_matmul_refusals():
@@ -476,9 +562,6 @@ def test_matmul_refusals():
         m @ m
     with pytest.raises(ValueError, match="1 or 2"):
         cowstore.zeros(()) @ m
-    with pytest.raises(TypeError, match="matmul is not defined"):
-        cowstore.zeros((2, 2), dtype="complex64") @ \
-            cowstore.zeros((2, 2), dtype="complex64")
 
 
 # ---------------------------------------------------------------------------
