@@ -19,6 +19,9 @@
  * float16 and bfloat16 convert each operand to float (exact) and sum in
  * float32, rounding once: the one-column loop in its float accumulators,
  * the general one over blocks of a row's columns in a local float array.
+ *
+ * bool walks each element's products in order and stops at the first true
+ * one (NumPy's loop), for both shapes.
  */
 #include <string.h>
 
@@ -158,11 +161,29 @@ static inline uint64_t acc_u64(uint64_t c, uint64_t x, uint64_t y)
 { return ACC_WRAP(uint64_t, uint64_t); }
 #undef ACC_WRAP
 
-/* bool: NumPy's logical or of ands (1 when some product is true). */
-static inline uint8_t
-acc_bool(uint8_t c, uint8_t x, uint8_t y)
+/* bool: NumPy's logical or of ands, as its loop computes it: an element
+ * is 1 at its first true product, and its scan over p stops there (on
+ * random bits a few steps, where the accumulating loops above would take
+ * all k: 100 times NumPy's time for a 1 MiB matrix x vector). */
+static void
+mm_bool(uint8_t *restrict c, const uint8_t *restrict a,
+    const uint8_t *restrict b, int64_t n, int64_t k, int64_t m)
 {
-	return (uint8_t)(c | ((x != 0) & (y != 0)));
+	for (int64_t i = 0; i < n; i++)
+		for (int64_t j = 0; j < m; j++) {
+			uint8_t v = 0;
+
+			for (int64_t p = 0; p < k && v == 0; p++)
+				v = a[i * k + p] != 0 && b[p * m + j] != 0;
+			c[i * m + j] = v;
+		}
+}
+
+static void
+mv_bool(uint8_t *restrict c, const uint8_t *restrict a,
+    const uint8_t *restrict b, int64_t n, int64_t k)
+{
+	mm_bool(c, a, b, n, k, 1);
 }
 
 /* Complex: re += ar * br - ai * bi, im += ar * bi + ai * br, NumPy's
@@ -196,7 +217,6 @@ LOOPS(f32, float, acc_f32)
 LOOPS(f64, double, acc_f64)
 LOOPS(c64, struct c64, acc_c64)
 LOOPS(c128, struct c128, acc_c128)
-LOOPS(bool, uint8_t, acc_bool)
 LOOPS(x8, uint8_t, acc_u8)
 LOOPS(x16, uint16_t, acc_u16)
 LOOPS(x32, uint32_t, acc_u32)

@@ -16,7 +16,7 @@ so that both pay their own per-call overhead and nothing else:
                    integers writes float64 in both)
   matmul           m @ m (square)           np.matmul(m, m)
                    (n/a at 64 MiB: a 4096 x 4096 product is minutes for
-                   cowstore's plain loop; float16: n/a, not supported)
+                   cowstore's plain loop)
   matvec           m @ v (square @ 1-D)     np.matmul(m, v)
   add_s, mul_s     a += 3, a *= 1           np.add(a, 3, out=a)
                    (times 1: thousands of repetitions keep the values)
@@ -29,7 +29,8 @@ so that both pay their own per-call overhead and nothing else:
   sum              a.sum()                  np.add.reduce(a)
 
 for float32, float64, int32, int64 and float16 at 4 KiB, 1 MiB and 64 MiB
-per operand. Three rounds, interleaved: in each round every case runs
+per operand; --dtypes may also name complex64, complex128 and bool, for
+matmul and matvec only (the other ops: n/a). Three rounds, interleaved: in each round every case runs
 cowstore then NumPy, each the best of R repetitions; the printed ratio is
 cowstore's time over NumPy's, the median of the rounds.
 
@@ -76,12 +77,18 @@ def make_case(op, dtype, nbytes):
     n = max(nbytes // item, 1)
     rng = np.random.default_rng(1)
     integer = not dtype.startswith("float")
+    products_only = dtype.startswith("complex") or dtype == "bool"
     if (op == "div_" and integer) or \
-            (op in ("matmul", "matvec") and dtype == "float16") or \
+            (products_only and op not in ("matmul", "matvec")) or \
             (op == "matmul" and nbytes > (1 << 20)):
         return None
     if dtype.startswith("float"):
         base = rng.uniform(0.5, 1.5, n).astype(dtype)
+    elif dtype.startswith("complex"):
+        base = (rng.uniform(0.5, 1.5, n) +
+                1j * rng.uniform(0.5, 1.5, n)).astype(dtype)
+    elif dtype == "bool":
+        base = rng.integers(0, 2, n).astype(dtype)
     else:
         base = rng.integers(1, 5, n).astype(dtype)
     a_np = base.copy()
